@@ -1,0 +1,6 @@
+export * from './definition';
+export * from './fields';
+export * from './consumers';
+export * from './services';
+export * from './routes';
+export * from './plugins';

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { defineEntity } from './definition';
+import { baseFieldsWithUpdate, nullableForeign, tags, utf8Name } from './fields';
+
+export const ROUTE_PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'udp', 'ws', 'wss', 'tls_passthrough'] as const;
+
+export const routeSchema = z
+  .object({
+    ...baseFieldsWithUpdate,
+    name: utf8Name().nullable().default(null),
+    protocols: z.array(z.enum(ROUTE_PROTOCOLS)).min(1).default(['http', 'https']),
+    methods: z
+      .array(z.string().regex(/^[A-Z]+$/, 'invalid value: must be uppercase'))
+      .nullable()
+      .default(null),
+    hosts: z.array(z.string().min(1)).nullable().default(null),
+    paths: z
+      .array(z.string().refine((p) => p.startsWith('/') || p.startsWith('~/'), 'should start with: / (fixed path) or ~/ (regex path)'))
+      .nullable()
+      .default(null),
+    headers: z.record(z.string(), z.array(z.string())).nullable().default(null),
+    https_redirect_status_code: z.union([z.literal(426), z.literal(301), z.literal(302), z.literal(307), z.literal(308)]).default(426),
+    regex_priority: z.number().int().default(0),
+    strip_path: z.boolean().default(true),
+    path_handling: z.enum(['v0', 'v1']).default('v0'),
+    preserve_host: z.boolean().default(false),
+    request_buffering: z.boolean().default(true),
+    response_buffering: z.boolean().default(true),
+    snis: z.array(z.string()).nullable().default(null),
+    sources: z.array(z.object({ ip: z.string().optional(), port: z.number().int().optional() })).nullable().default(null),
+    destinations: z.array(z.object({ ip: z.string().optional(), port: z.number().int().optional() })).nullable().default(null),
+    tags: tags(),
+    service: nullableForeign(),
+  })
+  .strict();
+export type Route = z.infer<typeof routeSchema> & { id: string; created_at: number; updated_at: number };
+
+export const routes = defineEntity({
+  name: 'routes',
+  adminPath: 'routes',
+  schema: routeSchema,
+  endpointKey: 'name',
+  uniques: ['name'],
+  foreignKeys: [{ field: 'service', entity: 'services', onDelete: 'restrict', required: false }],
+  updatedAt: true,
+  check: (e) => {
+    const protocols = (e.protocols as string[] | undefined) ?? ['http', 'https'];
+    const http = protocols.some((p) => p === 'http' || p === 'https');
+    const empty = (v: unknown) => v == null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
+    if (http && empty(e.methods) && empty(e.hosts) && empty(e.headers) && empty(e.paths)) {
+      return { '@entity': ["must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is 'http'"] };
+    }
+    return null;
+  },
+});

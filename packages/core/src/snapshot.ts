@@ -1,0 +1,67 @@
+import type { Consumer, Plugin, Route, Service } from './entities';
+
+/** A key as data planes receive it: private material already decrypted by the control plane. */
+export interface SnapshotKey {
+  id: string;
+  name: string | null;
+  kid: string;
+  set: { id: string } | null;
+  jwk: string | null;
+  pem: { public_key: string | null; private_key: string | null } | null;
+}
+
+export interface SnapshotKeySet {
+  id: string;
+  name: string | null;
+}
+
+/**
+ * Everything a data plane needs, in a deterministic order (each list sorted by id).
+ * `credentials` is keyed by the credential entity's name (keyauth_credentials, basicauth_credentials, …).
+ */
+export interface SnapshotConfig {
+  services: Service[];
+  routes: Route[];
+  consumers: Consumer[];
+  plugins: Plugin[];
+  credentials: Record<string, Array<Record<string, unknown> & { id: string; consumer: { id: string } | null }>>;
+  key_sets: SnapshotKeySet[];
+  keys: SnapshotKey[];
+}
+
+export const SNAPSHOT_SECTIONS = ['services', 'routes', 'consumers', 'plugins', 'credentials', 'key_sets', 'keys'] as const;
+export type SnapshotSection = (typeof SNAPSHOT_SECTIONS)[number];
+
+export interface Snapshot {
+  format: 1;
+  /** monotonic config version from the control plane's database */
+  version: number;
+  /** epoch seconds */
+  created_at: number;
+  /** 32 hex chars, over all sections; equal hash = same config */
+  hash: string;
+  hashes: Record<SnapshotSection, string>;
+  config: SnapshotConfig;
+}
+
+/** What travels through Redis / the bus and the disk cache: the snapshot JSON, gzipped, with its HMAC. */
+export interface SignedSnapshot {
+  version: number;
+  hash: string;
+  /** base64 of gzip(JSON(snapshot)) */
+  payload: string;
+  /** hex HMAC-SHA256 of `payload` under the cluster secret */
+  signature: string;
+}
+
+/** The announcement published after each write. */
+export interface SnapshotAnnouncement {
+  version: number;
+  hash: string;
+}
+
+export const EMPTY_CONFIG_HASH = '00000000000000000000000000000000';
+
+export function emptyConfig(): SnapshotConfig {
+  return { services: [], routes: [], consumers: [], plugins: [], credentials: {}, key_sets: [], keys: [] };
+}

@@ -1,0 +1,103 @@
+import type { z } from 'zod';
+import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
+
+/** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
+export interface CredentialRef {
+  id: string | null;
+  identifier: string;
+  consumerId: string | null;
+}
+
+/** A read-only view of the client request, as plugins see it. */
+export interface PluginRequest {
+  readonly method: string;
+  /** path without query string, as received */
+  readonly path: string;
+  /** lower-cased header names; repeated headers as arrays */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** parsed query string, in original order */
+  readonly query: URLSearchParams;
+  readonly clientIp: string;
+  /** "http" or "https" as seen by the gateway (a trusted X-Forwarded-Proto may say https) */
+  readonly scheme: string;
+  /** buffers the request body once and returns it; later reads get the same bytes */
+  readBody(): Promise<Buffer>;
+}
+
+/** Changes to what goes upstream. */
+export interface UpstreamChanges {
+  setHeader(name: string, value: string): void;
+  removeHeader(name: string): void;
+  /** removes one query argument by exact name, keeping the others in order */
+  removeQueryArg(name: string): void;
+  /** replaces the forwarded body (e.g. hide_credentials with key_in_body) */
+  setBody(body: Buffer, contentType?: string): void;
+}
+
+/** A response produced by a plugin instead of proxying. */
+export interface PluginResponse {
+  status: number;
+  /** JSON-serialised when an object; sent raw when a string or Buffer; empty when null */
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export type AuthResult =
+  | { ok: true; consumer: Consumer | null; credential: CredentialRef }
+  | { ok: false; response: PluginResponse };
+
+/** Per-request state shared with plugins; `consumer`/`credential` are what authentication decided so far. */
+export interface PluginContext<Index = unknown> {
+  readonly req: PluginRequest;
+  readonly upstream: UpstreamChanges;
+  readonly route: Route | null;
+  readonly service: Service | null;
+  readonly consumer: Consumer | null;
+  readonly credential: CredentialRef | null;
+  readonly anonymous: boolean;
+  /** what this plugin's `compile` built for the current snapshot */
+  readonly index: Index;
+  /** services a plugin may need at request time (Redis, token store); absent ones are undefined */
+  readonly runtime: PluginRuntime;
+}
+
+/** Long-lived collaborators a data plane hands to plugins; filled by later plugins as they need them. */
+export interface PluginRuntime {
+  [service: string]: unknown;
+}
+
+/** A credential entity owned by a plugin, with its admin paths and write hooks. */
+export interface CredentialEntity extends EntityDefinition {
+  /** path under a consumer, e.g. `key-auth` for /consumers/{c}/key-auth */
+  consumerPath: string;
+  /** turns admin input into what is stored (generate a key, hash a password); runs before validation of uniques */
+  prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null) => Promise<Record<string, unknown>> | Record<string, unknown>;
+}
+
+export interface PluginDefinition<Config = any, Index = unknown> {
+  /** Kong's plugin name */
+  name: string;
+  /** Kong 3.x priority: higher runs first */
+  priority: number;
+  version: string;
+  /** the config record; validation, defaults, OpenAPI and /schemas/plugins/{name} come from it */
+  configSchema: z.ZodObject;
+  /** an authentication plugin: its outcome is combined by run-chain (AND / OR + anonymous) */
+  auth: boolean;
+  /** may not be scoped to a consumer (every auth plugin) */
+  noConsumer: boolean;
+  /** credential entities stored by the control plane and shipped in the snapshot */
+  entities?: CredentialEntity[];
+  /** cross-field checks on the config; returns field errors (keyed under config) or null */
+  checkConfig?: (config: Config) => Record<string, string | string[]> | null;
+  /** builds lookups (e.g. key → credential) once per snapshot */
+  compile?: (config: SnapshotConfig) => Index;
+  /** auth plugins: try to authenticate; never decide AND/OR themselves */
+  authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
+  /** other plugins: inspect or answer the request */
+  access?: (ctx: PluginContext<Index>, config: Config) => PluginResponse | void | Promise<PluginResponse | void>;
+}
+
+export function definePlugin<Config, Index>(def: PluginDefinition<Config, Index>): PluginDefinition<Config, Index> {
+  return def;
+}
