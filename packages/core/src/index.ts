@@ -2,4 +2,5 @@ export * from './errors';
 export * from './entities';
 export * from './snapshot';
 export * from './hash';
+export * from './schema';
 export { z } from 'zod';

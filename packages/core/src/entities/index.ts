@@ -4,3 +4,5 @@ export * from './consumers';
 export * from './services';
 export * from './routes';
 export * from './plugins';
+export * from './key-sets';
+export * from './keys';

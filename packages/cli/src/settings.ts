@@ -1,0 +1,80 @@
+import { resolve } from 'node:path';
+
+export type Role = 'all' | 'control_plane' | 'data_plane';
+export type RbacMode = 'off' | 'on' | 'entity' | 'both';
+
+/** Everything the `gatehouse` command reads from the environment, with defaults that make `gatehouse start` work alone. */
+export interface Settings {
+  role: Role;
+  adminListen: Listen;
+  proxyListen: Listen;
+  statusListen: Listen | null;
+  databaseUrl: string | null;
+  dataDir: string;
+  redisUrl: string | null;
+  redisPrefix: string;
+  clusterSecret: string | null;
+  enforceRbac: RbacMode;
+  adminToken: string | null;
+  keyringSecret: string | null;
+  dataPlaneId: string | null;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export interface Listen {
+  host: string;
+  port: number;
+}
+
+/** One row per variable: the README's configuration table is generated from the same facts. */
+export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: string }> = [
+  { name: 'GATEHOUSE_ROLE', default: 'all', meaning: '`all` (control plane + data plane in one process), `control_plane` or `data_plane`; the subcommand sets it' },
+  { name: 'GATEHOUSE_ADMIN_LISTEN', default: '127.0.0.1:8001', meaning: 'admin API address (control plane)' },
+  { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: 'proxy address (data plane)' },
+  { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all)', meaning: 'data-plane status API: `/status`, `/status/ready`; `off` disables it' },
+  { name: 'DATABASE_URL', default: 'unset → embedded Postgres (PGlite) in the data directory', meaning: 'Postgres connection string for the control plane' },
+  { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
+  { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
+  { name: 'GATEHOUSE_REDIS_PREFIX', default: 'gatehouse:', meaning: 'key and channel prefix in Redis' },
+  { name: 'GATEHOUSE_CLUSTER_SECRET', default: 'generated per process in `all`; required otherwise', meaning: 'HMAC key signing snapshots; the same value on the control plane and every data plane' },
+  { name: 'GATEHOUSE_ENFORCE_RBAC', default: 'off', meaning: '`off`, `on` (endpoint permissions), `entity` (entity permissions) or `both`' },
+  { name: 'GATEHOUSE_ADMIN_TOKEN', default: 'unset', meaning: 'creates (once) a super-admin RBAC user with this token, so enforcement can be switched on' },
+  { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },
+  { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
+  { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
+];
+
+export function parseListen(value: string, name: string): Listen {
+  const m = /^(.*):(\d+)$/.exec(value.trim());
+  if (!m) throw new Error(`${name} must be host:port, got '${value}'`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new Error(`${name}: port out of range in '${value}'`);
+  return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port };
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
+  if (value === undefined || value === '') return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
+  return value as T;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
+  const blank = (v: string | undefined) => (v === undefined || v === '' ? null : v);
+  const status = env.GATEHOUSE_STATUS_LISTEN ?? (role === 'data_plane' ? '0.0.0.0:8100' : 'off');
+  return {
+    role,
+    adminListen: parseListen(env.GATEHOUSE_ADMIN_LISTEN ?? '127.0.0.1:8001', 'GATEHOUSE_ADMIN_LISTEN'),
+    proxyListen: parseListen(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000', 'GATEHOUSE_PROXY_LISTEN'),
+    statusListen: status === 'off' ? null : parseListen(status, 'GATEHOUSE_STATUS_LISTEN'),
+    databaseUrl: blank(env.DATABASE_URL),
+    dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
+    redisUrl: blank(env.REDIS_URL),
+    redisPrefix: env.GATEHOUSE_REDIS_PREFIX ?? 'gatehouse:',
+    clusterSecret: blank(env.GATEHOUSE_CLUSTER_SECRET),
+    enforceRbac: oneOf(env.GATEHOUSE_ENFORCE_RBAC, ['off', 'on', 'entity', 'both'] as const, 'off', 'GATEHOUSE_ENFORCE_RBAC'),
+    adminToken: blank(env.GATEHOUSE_ADMIN_TOKEN),
+    keyringSecret: blank(env.GATEHOUSE_KEYRING_SECRET),
+    dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
+    logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
+  };
+}

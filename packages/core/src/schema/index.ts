@@ -1,0 +1,15 @@
+export { decodeFormPairs } from './form';
+export { coerceInput, type CoerceOptions } from './coerce';
+export { validateWith, checkWith, mergeFieldErrors, fieldErrorsFromIssues, kongErrorMap, type CheckResult } from './validate';
+export {
+  kongSchemaOf,
+  kongEntitySchemaOf,
+  kongPluginSchemaOf,
+  kongFieldOf,
+  type KongField,
+  type KongFieldEntry,
+  type KongSchema,
+  type KongSchemaOptions,
+  type KongPluginSchemaOptions,
+} from './kong-schema';
+export { openApiDocument, type OpenApiDocument, type OpenApiEntity, type OpenApiPlugin, type OpenApiInput } from './openapi';
