@@ -13,6 +13,14 @@ export interface DataPlaneReport {
   sync_status: 'unknown' | 'normal';
 }
 
+/** A report as listed back: `ttl` is the seconds left before the row is purged (Kong's `cluster_data_plane_purge_delay`). */
+export interface ListedDataPlane extends DataPlaneReport {
+  ttl: number;
+}
+
+/** Default lifetime of a data plane's row after its last report: 14 days, as Kong's purge delay. */
+export const DEFAULT_DATA_PLANE_TTL_SECONDS = 14 * 24 * 3600;
+
 export interface BusSubscription {
   close(): Promise<void>;
 }
@@ -22,10 +30,16 @@ export interface BusSubscription {
  * Implementations: Redis (cluster) and in-memory (embedded mode); same semantics.
  */
 export interface ConfigBus {
-  /** stores the full signed snapshot as the latest, then announces `{version, hash}` */
+  /**
+   * Stores the full signed snapshot as the latest, then announces `{version, hash}`. A snapshot older than the
+   * stored one (a slower control plane replica) is dropped without announcement. Rejects when the transport is
+   * down, so the caller can report it.
+   */
   publish(snapshot: SignedSnapshot): Promise<void>;
   /** the latest stored snapshot, or null when none was ever published */
   fetchLatest(): Promise<SignedSnapshot | null>;
+  /** `{version, hash}` of the latest stored snapshot without its payload (a cheap check), or null */
+  latestAnnouncement(): Promise<SnapshotAnnouncement | null>;
   /**
    * Receives announcements. `onReconnect` fires after the transport comes back from a disconnection,
    * so the subscriber can fetch the full snapshot again.
@@ -33,6 +47,7 @@ export interface ConfigBus {
   subscribe(handlers: { onAnnouncement(a: SnapshotAnnouncement): void; onReconnect(): void }): Promise<BusSubscription>;
   /** data plane heartbeat; entries expire when a data plane stops reporting */
   reportDataPlane(report: DataPlaneReport): Promise<void>;
-  listDataPlanes(): Promise<DataPlaneReport[]>;
+  /** every data plane that reported within the row lifetime, most recently seen first */
+  listDataPlanes(): Promise<ListedDataPlane[]>;
   close(): Promise<void>;
 }

@@ -1,1 +1,7 @@
-export {};
+export * from './database';
+export * from './ports';
+export * from './processes';
+export * from './redis';
+export * from './services';
+export * from './echo-upstream';
+export * from './snapshot-builder';

@@ -1,0 +1,314 @@
+import type { SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
+import { Redis, type RedisOptions } from 'ioredis';
+import {
+  DEFAULT_DATA_PLANE_TTL_SECONDS,
+  type BusSubscription,
+  type ConfigBus,
+  type DataPlaneReport,
+  type ListedDataPlane,
+} from './bus';
+import { silentLogger, type SyncLogger } from './logger';
+import { parseSignedSnapshot } from './signing';
+
+type Handlers = Parameters<ConfigBus['subscribe']>[0];
+
+export interface RedisBusOptions {
+  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` for TLS */
+  url: string;
+  /** prefix of every key and of the channel (default `gatehouse:`) */
+  prefix?: string;
+  /** lifetime of a data plane's row after its last report (default 14 days) */
+  dataPlaneTtlSeconds?: number;
+  logger?: SyncLogger;
+  /** reconnect backoff cap in ms (default 2000); reconnection never gives up */
+  maxReconnectDelayMs?: number;
+  /** ms to establish a connection (default 5000) */
+  connectTimeoutMs?: number;
+  /** ms before a command without an answer fails (default 5000) */
+  commandTimeoutMs?: number;
+  /** anything else ioredis accepts (a TLS CA, for instance); applied last */
+  redisOptions?: RedisOptions;
+}
+
+export const DEFAULT_REDIS_PREFIX = 'gatehouse:';
+
+/** Where the bus keeps things in Redis, for a given prefix. */
+export function redisBusKeys(prefix = DEFAULT_REDIS_PREFIX) {
+  return {
+    /** the latest signed snapshot, JSON */
+    snapshot: `${prefix}snapshot`,
+    /** `{version, hash}` of that snapshot, JSON: the cheap check and the guard against older publishes */
+    head: `${prefix}snapshot:head`,
+    /** announcements `{version, hash}` */
+    channel: `${prefix}config`,
+    /** hash: data plane id → report JSON */
+    dataPlanes: `${prefix}data_planes`,
+    /** sorted set: data plane id scored by last_seen, so expired rows can be found */
+    dataPlanesSeen: `${prefix}data_planes:seen`,
+  };
+}
+
+// Stores and announces in one step, so a subscriber that hears an announcement can always fetch that version,
+// and a slower control plane replica never replaces a newer snapshot.
+const PUBLISH_SCRIPT = `
+local head = redis.call('GET', KEYS[2])
+if head then
+  local ok, current = pcall(cjson.decode, head)
+  if ok and type(current) == 'table' and tonumber(current.version) and tonumber(current.version) > tonumber(ARGV[1]) then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return 1
+`;
+
+// Purges rows not seen since the cutoff, then returns the rest, most recently seen first.
+const LIST_SCRIPT = `
+local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+for _, id in ipairs(stale) do
+  redis.call('HDEL', KEYS[1], id)
+  redis.call('ZREM', KEYS[2], id)
+end
+local ids = redis.call('ZREVRANGE', KEYS[2], 0, -1)
+local rows = {}
+for i, id in ipairs(ids) do
+  rows[i] = redis.call('HGET', KEYS[1], id) or ''
+end
+return rows
+`;
+
+export function redactRedisUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
+
+function parseAnnouncement(text: string): SnapshotAnnouncement | null {
+  try {
+    const value = JSON.parse(text) as Partial<SnapshotAnnouncement> | null;
+    if (value && Number.isSafeInteger(value.version) && typeof value.hash === 'string') return { version: value.version!, hash: value.hash };
+  } catch {}
+  return null;
+}
+
+/**
+ * The cluster transport over Redis. One connection for commands, one per subscription (a subscribed
+ * connection can do nothing else). Connections retry forever with capped backoff; commands fail fast while
+ * Redis is down (`publish` and `fetchLatest` reject), subscriptions come back by themselves and then fire
+ * `onReconnect`.
+ */
+export class RedisBus implements ConfigBus {
+  readonly keys: ReturnType<typeof redisBusKeys>;
+  private readonly commands: Redis;
+  private readonly subscribers = new Set<Redis>();
+  private readonly logger: SyncLogger;
+  private readonly ttlSeconds: number;
+  private readonly connectionOptions: RedisOptions;
+  private closed = false;
+  /** set while the command connection is known to be down: calls then fail at once instead of queueing */
+  private commandsDown: { error: string } | null = null;
+
+  constructor(private readonly options: RedisBusOptions) {
+    if (!options.url) throw new Error('RedisBus needs a url');
+    this.keys = redisBusKeys(options.prefix ?? DEFAULT_REDIS_PREFIX);
+    this.logger = options.logger ?? silentLogger;
+    this.ttlSeconds = options.dataPlaneTtlSeconds ?? DEFAULT_DATA_PLANE_TTL_SECONDS;
+    const maxDelay = options.maxReconnectDelayMs ?? 2000;
+    this.connectionOptions = {
+      retryStrategy: (attempt: number) => Math.min(100 * 2 ** Math.min(attempt - 1, 10), maxDelay),
+      // A command waits for at most one reconnect attempt: callers hear about an outage within the backoff cap.
+      maxRetriesPerRequest: 0,
+      connectTimeout: options.connectTimeoutMs ?? 5000,
+      commandTimeout: options.commandTimeoutMs ?? 5000,
+      ...options.redisOptions,
+    };
+    this.commands = this.connect('commands', {}, (down) => (this.commandsDown = down));
+  }
+
+  async publish(snapshot: SignedSnapshot): Promise<void> {
+    this.assertOpen();
+    const head = JSON.stringify({ version: snapshot.version, hash: snapshot.hash });
+    const stored = await this.run(() =>
+      this.commands.eval(PUBLISH_SCRIPT, 2, this.keys.snapshot, this.keys.head, String(snapshot.version), JSON.stringify(snapshot), head, this.keys.channel),
+    );
+    if (Number(stored) === 0) {
+      this.logger.warn('snapshot not published: Redis already holds a newer version', { version: snapshot.version });
+    }
+  }
+
+  async fetchLatest(): Promise<SignedSnapshot | null> {
+    this.assertOpen();
+    const text = await this.run(() => this.commands.get(this.keys.snapshot));
+    return text === null ? null : parseSignedSnapshot(text);
+  }
+
+  async latestAnnouncement(): Promise<SnapshotAnnouncement | null> {
+    this.assertOpen();
+    const text = await this.run(() => this.commands.get(this.keys.head));
+    return text === null ? null : parseAnnouncement(text);
+  }
+
+  /**
+   * Resolves once subscribed, or as soon as Redis turns out to be unreachable (the subscription then keeps
+   * trying in the background). Every later successful (re)subscription fires `onReconnect`.
+   */
+  async subscribe(handlers: Handlers): Promise<BusSubscription> {
+    this.assertOpen();
+    // ioredis would resubscribe on its own, but only we know when that is done: onReconnect must come after
+    // the subscription is back, or an announcement could slip between the refetch and the resubscribe.
+    const connection = this.connect('subscriber', { autoResubscribe: false });
+    this.subscribers.add(connection);
+    const channel = this.keys.channel;
+    let active = true;
+    let settled = false;
+    let settle!: () => void;
+    const firstAttempt = new Promise<void>((resolve) => (settle = resolve));
+    const settleFirst = () => {
+      if (settled) return false;
+      settled = true;
+      settle();
+      return true;
+    };
+
+    connection.on('message', (from: string, message: string) => {
+      if (!active || from !== channel) return;
+      const announcement = parseAnnouncement(message);
+      if (!announcement) {
+        this.logger.warn('ignoring a malformed announcement', { channel });
+        return;
+      }
+      try {
+        handlers.onAnnouncement(announcement);
+      } catch (error) {
+        this.logger.error('announcement handler failed', { error: (error as Error).message });
+      }
+    });
+    connection.on('ready', () => {
+      connection.subscribe(channel).then(
+        async () => {
+          if (!active) return;
+          if (settleFirst()) return;
+          // the refetch goes through the command connection, which may come back a moment later
+          await this.commandsReady();
+          if (!active) return;
+          try {
+            handlers.onReconnect();
+          } catch (error) {
+            this.logger.error('reconnect handler failed', { error: (error as Error).message });
+          }
+        },
+        (error: Error) => this.logger.debug?.('subscribe failed; will retry on the next connection', { error: error.message }),
+      );
+    });
+    connection.on('error', () => settleFirst());
+    connection.on('end', () => settleFirst());
+    const cap = setTimeout(settleFirst, (this.connectionOptions.connectTimeout ?? 5000) + 1000);
+    await firstAttempt;
+    clearTimeout(cap);
+
+    return {
+      close: async () => {
+        active = false;
+        this.subscribers.delete(connection);
+        connection.disconnect();
+      },
+    };
+  }
+
+  async reportDataPlane(report: DataPlaneReport): Promise<void> {
+    this.assertOpen();
+    await this.run(() =>
+      this.commands
+        .multi()
+        .hset(this.keys.dataPlanes, report.id, JSON.stringify(report))
+        .zadd(this.keys.dataPlanesSeen, report.last_seen, report.id)
+        .expire(this.keys.dataPlanes, this.ttlSeconds)
+        .expire(this.keys.dataPlanesSeen, this.ttlSeconds)
+        .exec(),
+    );
+  }
+
+  async listDataPlanes(): Promise<ListedDataPlane[]> {
+    this.assertOpen();
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    const rows = (await this.run(() =>
+      this.commands.eval(LIST_SCRIPT, 2, this.keys.dataPlanes, this.keys.dataPlanesSeen, String(nowSeconds - this.ttlSeconds)),
+    )) as string[];
+    const listed: ListedDataPlane[] = [];
+    for (const row of rows) {
+      try {
+        const report = JSON.parse(row) as DataPlaneReport;
+        listed.push({ ...report, ttl: Math.max(0, this.ttlSeconds - (nowSeconds - report.last_seen)) });
+      } catch {}
+    }
+    return listed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const connection of this.subscribers) connection.disconnect();
+    this.subscribers.clear();
+    this.commands.disconnect();
+  }
+
+  /** Runs a command, failing at once while Redis is known to be down, with an error that says so. */
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const where = redactRedisUrl(this.options.url);
+    const known = this.downReason();
+    if (known) throw new Error(`Redis unreachable at ${where}: ${known}`);
+    try {
+      return await command();
+    } catch (error) {
+      const e = error as Error;
+      if (e.name === 'MaxRetriesPerRequestError' || /Connection is closed|max retries per request/i.test(e.message)) {
+        throw new Error(`Redis unreachable at ${where}: ${this.downReason() ?? e.message}`);
+      }
+      throw error;
+    }
+  }
+
+  /** Resolves once the command connection is usable, or after the connect timeout (the caller then just tries). */
+  private commandsReady(): Promise<void> {
+    if (this.commands.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.commands.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.connectionOptions.connectTimeout ?? 5000);
+      this.commands.once('ready', done);
+    });
+  }
+
+  private downReason(): string | null {
+    return this.commandsDown?.error ?? null;
+  }
+
+  private connect(role: string, extra: RedisOptions = {}, onState?: (down: { error: string } | null) => void): Redis {
+    const connection = new Redis(this.options.url, { ...this.connectionOptions, ...extra });
+    const where = redactRedisUrl(this.options.url);
+    let down = false;
+    // Without an error listener ioredis prints every failed attempt; one line per outage is enough.
+    connection.on('error', (error: Error) => {
+      if (this.closed) return;
+      onState?.({ error: error.message });
+      if (down) return;
+      down = true;
+      this.logger.warn(`Redis unreachable (${role} connection); retrying`, { url: where, error: error.message });
+    });
+    connection.on('ready', () => {
+      onState?.(null);
+      if (!down) return;
+      down = false;
+      this.logger.info(`Redis reachable again (${role} connection)`, { url: where });
+    });
+    return connection;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('config bus is closed');
+  }
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from '@jest/globals';
+import { gzipSync } from 'node:zlib';
+import { createHmac } from 'node:crypto';
+import { makeSnapshot } from '../test/support/snapshots';
+import { parseSignedSnapshot, signSnapshot, SnapshotVerificationError, verifySnapshot } from './signing';
+
+const SECRET = 'cluster-secret-for-tests';
+const sign = (payload: string, secret = SECRET) => createHmac('sha256', secret).update(payload).digest('hex');
+
+describe('snapshot signing', () => {
+  it('round-trips: verify returns the signed snapshot', () => {
+    const snapshot = makeSnapshot(7);
+    const signed = signSnapshot(snapshot, SECRET);
+    expect(signed.version).toBe(7);
+    expect(signed.hash).toBe(snapshot.hash);
+    expect(signed.signature).toMatch(/^[0-9a-f]{64}$/);
+    expect(verifySnapshot(signed, SECRET)).toEqual(snapshot);
+  });
+
+  it('payload is base64 of gzip of the JSON', () => {
+    const signed = signSnapshot(makeSnapshot(1), SECRET);
+    const bytes = Buffer.from(signed.payload, 'base64');
+    expect(bytes[0]).toBe(0x1f);
+    expect(bytes[1]).toBe(0x8b);
+  });
+
+  it('rejects an unsigned snapshot', () => {
+    const signed = { ...signSnapshot(makeSnapshot(1), SECRET), signature: '' };
+    expect(() => verifySnapshot(signed, SECRET)).toThrow(/unsigned/);
+    const { signature: _drop, ...withoutField } = signSnapshot(makeSnapshot(1), SECRET);
+    expect(() => verifySnapshot(withoutField as never, SECRET)).toThrow(SnapshotVerificationError);
+  });
+
+  it('rejects a snapshot signed with another secret', () => {
+    const forged = signSnapshot(makeSnapshot(2), 'someone-elses-secret');
+    expect(() => verifySnapshot(forged, SECRET)).toThrow(/signature does not match/);
+  });
+
+  it('rejects a tampered payload under the original signature', () => {
+    const signed = signSnapshot(makeSnapshot(3), SECRET);
+    const evil = makeSnapshot(3, 'evil');
+    const payload = gzipSync(Buffer.from(JSON.stringify({ ...evil, hash: signed.hash }))).toString('base64');
+    expect(() => verifySnapshot({ ...signed, payload }, SECRET)).toThrow(/signature does not match/);
+  });
+
+  it('rejects a signature that is not hex of the right length', () => {
+    const signed = signSnapshot(makeSnapshot(3), SECRET);
+    expect(() => verifySnapshot({ ...signed, signature: signed.signature.slice(2) }, SECRET)).toThrow(/64 lowercase hex/);
+    expect(() => verifySnapshot({ ...signed, signature: signed.signature.toUpperCase() }, SECRET)).toThrow(SnapshotVerificationError);
+  });
+
+  it('rejects an undecodable payload even when correctly signed', () => {
+    const payload = Buffer.from('not gzip at all').toString('base64');
+    expect(() => verifySnapshot({ version: 1, hash: 'x', payload, signature: sign(payload) }, SECRET)).toThrow(/cannot be decoded/);
+  });
+
+  it('rejects an envelope whose version or hash differs from the payload', () => {
+    const signed = signSnapshot(makeSnapshot(4), SECRET);
+    expect(() => verifySnapshot({ ...signed, version: 5 }, SECRET)).toThrow(/envelope says version 5/);
+    expect(() => verifySnapshot({ ...signed, hash: '0'.repeat(32) }, SECRET)).toThrow(/envelope says/);
+  });
+
+  it('rejects a signed payload of an unknown format', () => {
+    const payload = gzipSync(Buffer.from(JSON.stringify({ format: 2, version: 1, hash: 'h', config: {} }))).toString('base64');
+    expect(() => verifySnapshot({ version: 1, hash: 'h', payload, signature: sign(payload) }, SECRET)).toThrow(/unknown format/);
+  });
+
+  it('refuses to sign or verify without a secret', () => {
+    expect(() => signSnapshot(makeSnapshot(1), '')).toThrow(/secret/);
+    expect(() => verifySnapshot(signSnapshot(makeSnapshot(1), SECRET), '')).toThrow(/secret/);
+  });
+
+  it('parses the stored JSON form and rejects what is not a signed snapshot', () => {
+    const signed = signSnapshot(makeSnapshot(9), SECRET);
+    expect(parseSignedSnapshot(JSON.stringify(signed))).toEqual(signed);
+    expect(() => parseSignedSnapshot('{nope')).toThrow(/not JSON/);
+    expect(() => parseSignedSnapshot('{"version":1}')).toThrow(/not a signed snapshot/);
+  });
+});
