@@ -1,1 +1,15 @@
-export {};
+export { compile, SnapshotCompileError, type CompileOptions } from './compile/compile';
+export { Router, type RouteMatch, type RequestHeaders } from './compile/router';
+export { scopeRank } from './compile/scope';
+export type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginInstance, UpstreamTarget } from './compile/types';
+export { ConfigHolder, placeholderConfig } from './config-holder';
+export { runChain, UNEXPECTED_ERROR, type ChainLogger, type ChainOutcome, type ChainState } from './pipeline/run-chain';
+export { Exchange } from './pipeline/exchange';
+export type { Forwarder, ForwarderKind } from './proxy/forwarder';
+export { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
+export { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
+export { upstreamPath } from './proxy/upstream-path';
+export type { UpstreamRequest } from './proxy/upstream-request';
+export { createDataPlaneServer, type DataPlaneLogger, type DataPlaneServer, type DataPlaneServerOptions, type ServerStats } from './server';
+export { createStatusServer, type StatusServer, type StatusServerOptions } from './status-server';
+export { parseListen, type ListenAddress } from './listen';

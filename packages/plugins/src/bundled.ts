@@ -1,8 +1,22 @@
 import type { PluginDefinition } from './contract';
+import { basicAuth } from './basic-auth';
 import { keyAuth } from './key-auth';
+import { requestTermination } from './request-termination';
+import { jweDecrypt } from './jwe-decrypt';
+import { jwt } from './jwt';
+import { hmacAuth } from './hmac-auth';
+import { acl } from './acl';
 
 /** Every bundled plugin, one line each. */
-export const bundledPlugins: PluginDefinition[] = [keyAuth];
+export const bundledPlugins: PluginDefinition[] = [
+  keyAuth as PluginDefinition,
+  basicAuth as PluginDefinition,
+  requestTermination as PluginDefinition,
+  jweDecrypt as PluginDefinition,
+  jwt as PluginDefinition,
+  hmacAuth as PluginDefinition,
+  acl as PluginDefinition,
+];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));
 export function findPlugin(name: string): PluginDefinition | undefined {

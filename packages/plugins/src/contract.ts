@@ -15,8 +15,18 @@ export interface PluginRequest {
   readonly path: string;
   /** lower-cased header names; repeated headers as arrays */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /**
+   * the headers exactly as received, `[name, value, name, value, …]`, when the caller has them (the data plane does).
+   * Node joins repeated custom headers with ", " in `headers`; this list tells one header with a comma from two headers.
+   */
+  readonly rawHeaders?: readonly string[];
   /** parsed query string, in original order */
   readonly query: URLSearchParams;
+  /**
+   * the query string exactly as received, without its `?` ('' when none), when the caller has it (the data plane
+   * does). Signatures over the request line (hmac-auth) need the client's own encoding, which `query` re-encodes.
+   */
+  readonly rawQuery?: string;
   readonly clientIp: string;
   /** "http" or "https" as seen by the gateway (a trusted X-Forwarded-Proto may say https) */
   readonly scheme: string;
@@ -94,6 +104,16 @@ export interface PluginDefinition<Config = any, Index = unknown> {
   compile?: (config: SnapshotConfig) => Index;
   /** auth plugins: try to authenticate; never decide AND/OR themselves */
   authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
+  /**
+   * auth plugins that serve endpoints of their own (oauth2's `/oauth2/token`, `/oauth2/authorize`). When `matches` says
+   * the request is for one of them, run-chain skips the plugin's `authenticate` and calls `serve` once every other
+   * authentication plugin of the route has run, so under AND the others must authenticate the request first
+   * (the interface document's rule 4), whatever the priorities.
+   */
+  endpoint?: {
+    matches: (ctx: PluginContext<Index>, config: Config) => boolean;
+    serve: (ctx: PluginContext<Index>, config: Config) => PluginResponse | Promise<PluginResponse>;
+  };
   /** other plugins: inspect or answer the request */
   access?: (ctx: PluginContext<Index>, config: Config) => PluginResponse | void | Promise<PluginResponse | void>;
 }

@@ -1,6 +1,9 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase } from '../src/database';
+
+// database start-up (PGlite's first initdb, Postgres under load) can take longer than jest's default 5 s
+jest.setTimeout(60_000);
 
 describe('createTestDatabase', () => {
   it('creates a uniquely named database that can be used and then dropped', async () => {

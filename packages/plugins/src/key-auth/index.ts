@@ -1,8 +1,10 @@
 import { definePlugin } from '../contract';
+import { buildKeyAuthIndex, type KeyAuthIndex } from './credential-index';
 import { keyAuthCredentials } from './entities';
+import { keyAuthAuthenticate } from './handler';
 import { keyAuthConfigSchema, type KeyAuthConfig } from './schema';
 
-export const keyAuth = definePlugin<KeyAuthConfig, unknown>({
+export const keyAuth = definePlugin<KeyAuthConfig, KeyAuthIndex>({
   name: 'key-auth',
   priority: 1250,
   version: '3.9.0',
@@ -10,4 +12,6 @@ export const keyAuth = definePlugin<KeyAuthConfig, unknown>({
   auth: true,
   noConsumer: true,
   entities: [keyAuthCredentials],
+  compile: buildKeyAuthIndex,
+  authenticate: keyAuthAuthenticate,
 });

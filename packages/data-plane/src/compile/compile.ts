@@ -1,0 +1,183 @@
+import { flattenFieldErrors, type Consumer, type FieldErrors, type Plugin, type Route, type Service, type Snapshot } from '@gatehouse/core';
+import { findPlugin, type PluginDefinition } from '@gatehouse/plugins';
+import { Router } from './router';
+import { resolveScope, scopeRank, type ScopedInstance } from './scope';
+import type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginInstance, UpstreamTarget } from './types';
+
+/** A snapshot that cannot be loaded; the last good configuration keeps serving. */
+export class SnapshotCompileError extends Error {
+  override readonly name = 'SnapshotCompileError';
+}
+
+export interface CompileOptions {
+  /** where plugin names are looked up; the bundled plugins by default */
+  findPlugin?: (name: string) => PluginDefinition | undefined;
+}
+
+const NO_STEPS: readonly ChainStep[] = Object.freeze([]);
+
+function consumerDirectory(consumers: readonly Consumer[]): ConsumerDirectory {
+  const byId = new Map<string, Consumer>();
+  const byUsername = new Map<string, Consumer>();
+  for (const consumer of consumers) {
+    byId.set(consumer.id, consumer);
+    if (consumer.username != null) byUsername.set(consumer.username, consumer);
+  }
+  return { byId, byUsername };
+}
+
+function describe(plugin: Plugin): string {
+  return `plugin '${plugin.name}' (${plugin.id})`;
+}
+
+function zodFieldErrors(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): FieldErrors {
+  const fields: FieldErrors = {};
+  for (const issue of issues) {
+    const key = issue.path.map(String).join('.') || '@entity';
+    const seen = fields[key];
+    fields[key] = seen === undefined ? issue.message : Array.isArray(seen) ? [...seen, issue.message] : [String(seen), issue.message];
+  }
+  return fields;
+}
+
+/** Validates one plugin row against its plugin's schema; the parsed config has every default filled. */
+function instantiate(row: Plugin, find: (name: string) => PluginDefinition | undefined): { def: PluginDefinition; instance: PluginInstance } {
+  const def = find(row.name);
+  if (!def) throw new SnapshotCompileError(`${describe(row)}: unknown plugin '${row.name}'`);
+  if (def.noConsumer && row.consumer != null) {
+    throw new SnapshotCompileError(`${describe(row)}: this plugin cannot be scoped to a consumer`);
+  }
+  const parsed = def.configSchema.safeParse(row.config ?? {});
+  if (!parsed.success) {
+    const problems = flattenFieldErrors(zodFieldErrors(parsed.error.issues as Array<{ path: PropertyKey[]; message: string }>));
+    throw new SnapshotCompileError(`${describe(row)}: invalid config (${problems.join('; ')})`);
+  }
+  const config = parsed.data;
+  const crossFieldErrors = def.checkConfig?.(config);
+  if (crossFieldErrors) {
+    throw new SnapshotCompileError(`${describe(row)}: invalid config (${flattenFieldErrors(crossFieldErrors as FieldErrors).join('; ')})`);
+  }
+  const protocols = row.protocols ?? ['http', 'https'];
+  return {
+    def,
+    instance: { id: row.id, name: row.name, config, http: protocols.includes('http'), https: protocols.includes('https') },
+  };
+}
+
+function upstreamTarget(service: Service): UpstreamTarget {
+  const protocol = service.protocol === 'https' || service.protocol === 'wss' || service.protocol === 'grpcs' || service.protocol === 'tls' ? 'https' : 'http';
+  const host = service.host;
+  const port = service.port ?? (protocol === 'https' ? 443 : 80);
+  const hostForUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const defaultPort = protocol === 'https' ? 443 : 80;
+  const origin = `${protocol}://${hostForUrl}:${port}`;
+  const connectTimeout = service.connect_timeout ?? 60000;
+  const tlsVerify = service.tls_verify === true;
+  return {
+    poolKey: `${origin}|${connectTimeout}|${tlsVerify ? 'verify' : 'noverify'}`,
+    origin,
+    protocol,
+    host,
+    port,
+    hostHeader: port === defaultPort ? hostForUrl : `${hostForUrl}:${port}`,
+    basePath: service.path ?? '/',
+    connectTimeout,
+    readTimeout: service.read_timeout ?? 60000,
+    writeTimeout: service.write_timeout ?? 60000,
+    tlsVerify,
+  };
+}
+
+function servesHttp(route: Route): boolean {
+  return (route.protocols ?? ['http', 'https']).some((p) => p === 'http' || p === 'https' || p === 'ws' || p === 'wss');
+}
+
+/**
+ * Turns a snapshot into what the request path reads: the route table, per-route plugin chains with their scope
+ * candidates, each used plugin's index, and the consumer directory. Pure and deterministic; throws
+ * SnapshotCompileError for a snapshot that cannot be loaded (unknown plugin, config failing its schema, a route
+ * pointing at a missing service, an invalid regex). The control plane runs the same function before publishing.
+ */
+export function compile(snapshot: Snapshot, options: CompileOptions = {}): CompiledConfig {
+  const find = options.findPlugin ?? findPlugin;
+  const { config } = snapshot;
+  const consumers = consumerDirectory(config.consumers);
+
+  // every configuration is validated, enabled or not, so a broken one never sits waiting to be enabled
+  const byName = new Map<string, { def: PluginDefinition; candidates: ScopedInstance[] }>();
+  const warnings: CompileWarning[] = [];
+  for (const row of config.plugins) {
+    const { def, instance } = instantiate(row, find);
+    if (row.enabled === false) continue;
+    let group = byName.get(row.name);
+    if (!group) byName.set(row.name, (group = { def, candidates: [] }));
+    // rows built by hand may leave foreign keys undefined: null means "any"
+    const scope = { route: row.route ?? null, service: row.service ?? null, consumer: row.consumer ?? null };
+    group.candidates.push({ row: scope, instance, rank: scopeRank(scope) });
+    const anonymous = instance.config?.anonymous;
+    if (def.auth && typeof anonymous === 'string' && anonymous !== '' && !consumers.byId.has(anonymous) && !consumers.byUsername.has(anonymous)) {
+      warnings.push({ plugin_id: row.id, plugin: row.name, message: `config.anonymous '${anonymous}' does not reference an existing consumer` });
+    }
+  }
+
+  const indexes = new Map<string, unknown>();
+  for (const [name, { def }] of byName) {
+    if (!def.compile) continue;
+    try {
+      indexes.set(name, def.compile(config));
+    } catch (err) {
+      throw new SnapshotCompileError(`plugin '${name}': cannot build its index (${(err as Error).message})`);
+    }
+  }
+
+  const ordered = [...byName.values()].sort((a, b) => b.def.priority - a.def.priority || (a.def.name < b.def.name ? -1 : 1));
+  const services = new Map(config.services.map((s) => [s.id, s]));
+  const routes: CompiledRoute[] = [];
+  for (const route of config.routes) {
+    if (!servesHttp(route)) continue;
+    let service: Service | null = null;
+    if (route.service) {
+      service = services.get(route.service.id) ?? null;
+      if (!service) throw new SnapshotCompileError(`route ${route.id} references missing service ${route.service.id}`);
+      // Kong leaves the routes of a disabled service out of the router
+      if (service.enabled === false) continue;
+    }
+    const chain: ChainStep[] = [];
+    for (const { def, candidates } of ordered) {
+      const { base, byConsumer } = resolveScope(candidates, route.id, service?.id ?? null);
+      if (base === null && byConsumer === null) continue;
+      chain.push({ plugin: def, index: indexes.get(def.name), base, byConsumer });
+    }
+    const protocols = route.protocols ?? ['http', 'https'];
+    routes.push({
+      route,
+      service,
+      upstream: service ? upstreamTarget(service) : null,
+      chain: chain.length > 0 ? chain : NO_STEPS,
+      stripPath: route.strip_path !== false,
+      preserveHost: route.preserve_host === true,
+      pathHandling: route.path_handling === 'v1' ? 'v1' : 'v0',
+      acceptsHttp: protocols.includes('http') || protocols.includes('ws'),
+      acceptsHttps: protocols.includes('https') || protocols.includes('wss'),
+      httpsRedirectStatus: route.https_redirect_status_code ?? 426,
+    });
+  }
+
+  let router: Router;
+  try {
+    router = new Router(routes);
+  } catch (err) {
+    throw new SnapshotCompileError((err as Error).message);
+  }
+  return {
+    loaded: true,
+    version: snapshot.version,
+    hash: snapshot.hash,
+    createdAt: snapshot.created_at,
+    router,
+    routes,
+    consumers,
+    indexes,
+    warnings,
+  };
+}

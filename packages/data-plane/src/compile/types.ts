@@ -1,0 +1,89 @@
+import type { Consumer, Route, Service } from '@gatehouse/core';
+import type { PluginDefinition } from '@gatehouse/plugins';
+import type { Router } from './router';
+
+/** One enabled plugin configuration, validated and with its defaults filled. */
+export interface PluginInstance {
+  id: string;
+  name: string;
+  config: any;
+  /** whether the plugin's `protocols` let it run on plain-HTTP / HTTPS requests */
+  http: boolean;
+  https: boolean;
+}
+
+/**
+ * One plugin name in a route's chain. Which configuration runs is known ahead for auth plugins (they cannot be scoped
+ * to a consumer) and, for the others, decided at request time from the consumer authentication chose.
+ */
+export interface ChainStep {
+  plugin: PluginDefinition;
+  /** the plugin's per-snapshot index (what its `compile` returned) */
+  index: unknown;
+  /** the most specific configuration without a consumer: route+service > route > service > global */
+  base: PluginInstance | null;
+  /** consumer id → most specific consumer-scoped configuration (route+service+consumer > route+consumer > service+consumer > consumer) */
+  byConsumer: ReadonlyMap<string, PluginInstance> | null;
+}
+
+/** Where a route's requests go, precomputed from its service. */
+export interface UpstreamTarget {
+  /** identifies the connection pool: origin plus the settings a pool is built with */
+  poolKey: string;
+  /** `http://host:port` */
+  origin: string;
+  protocol: 'http' | 'https';
+  host: string;
+  port: number;
+  /** the Host header sent when the route does not preserve the client's */
+  hostHeader: string;
+  /** the service path, `/` when it has none */
+  basePath: string;
+  connectTimeout: number;
+  readTimeout: number;
+  writeTimeout: number;
+  tlsVerify: boolean;
+}
+
+export interface CompiledRoute {
+  route: Route;
+  service: Service | null;
+  /** null for a route without a service: 503 unless a plugin answers first */
+  upstream: UpstreamTarget | null;
+  /** plugins by priority, highest first (name breaks ties) */
+  chain: readonly ChainStep[];
+  stripPath: boolean;
+  preserveHost: boolean;
+  pathHandling: 'v0' | 'v1';
+  acceptsHttp: boolean;
+  acceptsHttps: boolean;
+  httpsRedirectStatus: number;
+}
+
+export interface ConsumerDirectory {
+  byId: ReadonlyMap<string, Consumer>;
+  byUsername: ReadonlyMap<string, Consumer>;
+}
+
+/** A configuration problem that does not stop the snapshot from loading (e.g. a dangling `config.anonymous`). */
+export interface CompileWarning {
+  plugin_id: string;
+  plugin: string;
+  message: string;
+}
+
+/** Everything the request path reads, built once per snapshot and never changed afterwards. */
+export interface CompiledConfig {
+  /** false only for the placeholder served before any snapshot arrived */
+  loaded: boolean;
+  version: number;
+  hash: string;
+  /** epoch seconds the snapshot was built */
+  createdAt: number;
+  router: Router;
+  routes: readonly CompiledRoute[];
+  consumers: ConsumerDirectory;
+  /** plugin name → what that plugin's `compile` built */
+  indexes: ReadonlyMap<string, unknown>;
+  warnings: readonly CompileWarning[];
+}

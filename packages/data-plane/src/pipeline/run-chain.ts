@@ -1,0 +1,185 @@
+import type { Consumer } from '@gatehouse/core';
+import type { AuthResult, CredentialRef, PluginContext, PluginResponse } from '@gatehouse/plugins';
+import type { ChainStep, ConsumerDirectory, PluginInstance } from '../compile/types';
+
+/**
+ * The one place that combines authentication plugins (the interface document's rules; Kong's algorithm, kong-reference
+ * 2.1/2.2). Plugins run by priority, highest first. For an authentication plugin:
+ *   1. OPTIONS and `run_on_preflight: false` → the plugin does nothing.
+ *   2. `config.anonymous` set and a credential already set by an earlier plugin → skipped (logical OR).
+ *   3. Otherwise it tries to authenticate:
+ *      success → consumer + credential set, anonymous cleared;
+ *      failure, `config.anonymous` set → the anonymous consumer (by id, then by username) with no credential and the
+ *        anonymous flag; a consumer that does not exist → 500 "An unexpected error occurred";
+ *      failure, no `config.anonymous` → the plugin's own refusal is the response (logical AND).
+ * Every other plugin runs with its configuration resolved for the consumer chosen so far, so a request-termination
+ * scoped to the anonymous consumer blocks exactly the anonymous requests.
+ *
+ * Mixed configurations follow from the same steps: a plugin without `anonymous` always demands its credential,
+ * whatever ran before it; a plugin with `anonymous` only runs while no earlier plugin has authenticated the request,
+ * and falls back instead of refusing. What reaches the upstream is the state left by the last plugin that
+ * authenticated or fell back.
+ *
+ * An authentication plugin's own endpoints (oauth2 `/oauth2/token`) are served once every other authentication plugin
+ * has run (rule 4: under AND the others must authenticate those requests too).
+ *
+ * A plugin hook may return a Promise; the chain only goes asynchronous at that step, so synchronous plugins never
+ * pay for the asynchronous ones.
+ */
+
+/** The per-request context as run-chain needs it: the plugin context plus the slots authentication fills. */
+export interface ChainState extends PluginContext {
+  consumer: Consumer | null;
+  credential: CredentialRef | null;
+  anonymous: boolean;
+  index: unknown;
+}
+
+export interface ChainLogger {
+  error(message: string, detail?: Record<string, unknown>): void;
+}
+
+/** null: proceed to the upstream; otherwise the response to send. */
+export type ChainOutcome = PluginResponse | null;
+
+export const UNEXPECTED_ERROR: PluginResponse = Object.freeze({ status: 500, body: Object.freeze({ message: 'An unexpected error occurred' }) });
+
+function isThenable<T>(value: unknown): value is PromiseLike<T> {
+  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function failed(log: ChainLogger, instance: PluginInstance, err: unknown): PluginResponse {
+  log.error('plugin failed', { plugin_id: instance.id, plugin: instance.name, error: err instanceof Error ? err.message : String(err) });
+  return UNEXPECTED_ERROR;
+}
+
+function anonymousOf(config: { anonymous?: unknown }): string | null {
+  const anonymous = config.anonymous;
+  return typeof anonymous === 'string' && anonymous !== '' ? anonymous : null;
+}
+
+/** Applies one authentication outcome; returns the response that ends the request, or null to go on. */
+function settle(
+  state: ChainState,
+  result: AuthResult,
+  instance: PluginInstance,
+  anonymous: string | null,
+  consumers: ConsumerDirectory,
+  log: ChainLogger,
+): ChainOutcome {
+  if (result === null || typeof result !== 'object') return failed(log, instance, new Error('authenticate returned no outcome'));
+  if (result.ok) {
+    state.consumer = result.consumer;
+    state.credential = result.credential;
+    state.anonymous = false;
+    return null;
+  }
+  if (anonymous === null) return result.response;
+  const consumer = consumers.byId.get(anonymous) ?? consumers.byUsername.get(anonymous);
+  if (consumer === undefined) {
+    log.error('anonymous consumer not found', { plugin_id: instance.id, plugin: instance.name, anonymous });
+    return UNEXPECTED_ERROR;
+  }
+  state.consumer = consumer;
+  state.credential = null;
+  state.anonymous = true;
+  return null;
+}
+
+/** An auth plugin's own endpoint (oauth2 token/authorize) waiting for the other authentication plugins. */
+interface PendingEndpoint {
+  step: ChainStep;
+  instance: PluginInstance;
+}
+
+function authRemains(chain: readonly ChainStep[], from: number): boolean {
+  for (let i = from; i < chain.length; i++) if (chain[i]!.plugin.auth && chain[i]!.base !== null) return true;
+  return false;
+}
+
+function serveEndpoint(state: ChainState, pending: PendingEndpoint, log: ChainLogger): ChainOutcome | Promise<ChainOutcome> {
+  state.index = pending.step.index;
+  try {
+    const served = pending.step.plugin.endpoint!.serve(state, pending.instance.config);
+    return isThenable<PluginResponse>(served) ? Promise.resolve(served).then(undefined, (err) => failed(log, pending.instance, err)) : served;
+  } catch (err) {
+    return failed(log, pending.instance, err);
+  }
+}
+
+function runFrom(
+  state: ChainState,
+  chain: readonly ChainStep[],
+  consumers: ConsumerDirectory,
+  log: ChainLogger,
+  from: number,
+  pending: PendingEndpoint | null,
+): ChainOutcome | Promise<ChainOutcome> {
+  const https = state.req.scheme === 'https';
+  for (let i = from; i < chain.length; i++) {
+    if (pending !== null && !authRemains(chain, i)) return serveEndpoint(state, pending, log);
+    const step = chain[i]!;
+    const { plugin } = step;
+
+    if (plugin.auth) {
+      const instance = step.base;
+      if (instance === null || !(https ? instance.https : instance.http)) continue;
+      const config = instance.config;
+      if (config.run_on_preflight === false && state.req.method === 'OPTIONS') continue;
+      if (plugin.endpoint !== undefined && pending === null) {
+        state.index = step.index;
+        if (plugin.endpoint.matches(state, config)) {
+          pending = { step, instance };
+          continue;
+        }
+      }
+      const anonymous = anonymousOf(config);
+      if (anonymous !== null && state.credential !== null) continue;
+      if (plugin.authenticate === undefined) continue;
+      state.index = step.index;
+      let result: AuthResult | Promise<AuthResult>;
+      try {
+        result = plugin.authenticate(state, config);
+      } catch (err) {
+        return failed(log, instance, err);
+      }
+      if (isThenable<AuthResult>(result)) {
+        const next = i + 1;
+        const waiting = pending;
+        return Promise.resolve(result).then(
+          (settled) => settle(state, settled, instance, anonymous, consumers, log) ?? runFrom(state, chain, consumers, log, next, waiting),
+          (err) => failed(log, instance, err),
+        );
+      }
+      const stop = settle(state, result, instance, anonymous, consumers, log);
+      if (stop !== null) return stop;
+      continue;
+    }
+
+    const scoped = state.consumer !== null && step.byConsumer !== null ? step.byConsumer.get(state.consumer.id) : undefined;
+    const instance = scoped ?? step.base;
+    if (instance === null || !(https ? instance.https : instance.http) || plugin.access === undefined) continue;
+    state.index = step.index;
+    let result: PluginResponse | void | Promise<PluginResponse | void>;
+    try {
+      result = plugin.access(state, instance.config);
+    } catch (err) {
+      return failed(log, instance, err);
+    }
+    if (isThenable<PluginResponse | void>(result)) {
+      const next = i + 1;
+      const waiting = pending;
+      return Promise.resolve(result).then(
+        (response) => response ?? runFrom(state, chain, consumers, log, next, waiting),
+        (err) => failed(log, instance, err),
+      );
+    }
+    if (result) return result;
+  }
+  return pending !== null ? serveEndpoint(state, pending, log) : null;
+}
+
+/** Runs a route's plugins for one request. Synchronous unless a plugin answered with a Promise. */
+export function runChain(state: ChainState, chain: readonly ChainStep[], consumers: ConsumerDirectory, log: ChainLogger): ChainOutcome | Promise<ChainOutcome> {
+  return runFrom(state, chain, consumers, log, 0, null);
+}

@@ -1,0 +1,75 @@
+import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Readable } from 'node:stream';
+import httpProxy from 'http-proxy';
+import type { UpstreamTarget } from '../compile/types';
+import { isTimeout, type Forwarder } from './forwarder';
+import { ProxyErrors, sendFixed } from './responses';
+import type { UpstreamRequest } from './upstream-request';
+
+/** how long an idle upstream socket is kept (ms) */
+const IDLE_SOCKET_TIMEOUT = 60_000;
+
+interface TimedOptions extends httpProxy.ServerOptions {
+  readTimeout: number;
+}
+
+/**
+ * The same forwarding on `http-proxy` (Node's http client with keep-alive agents). Kept selectable so the benchmark
+ * can measure both engines; undici is the default.
+ */
+export class HttpProxyForwarder implements Forwarder {
+  readonly name = 'http-proxy';
+  private readonly proxy = httpProxy.createProxyServer({ xfwd: false, prependPath: false });
+  private readonly agents = new Map<string, HttpAgent>();
+
+  constructor() {
+    // Node's client has no per-request read timeout: bound the wait for the upstream on its socket
+    this.proxy.on('proxyReq', (proxyReq, _req, _res, options) => {
+      const { readTimeout } = options as TimedOptions;
+      proxyReq.setTimeout(readTimeout, () => proxyReq.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' })));
+    });
+  }
+
+  private agentFor(target: UpstreamTarget): HttpAgent {
+    let agent = this.agents.get(target.poolKey);
+    if (agent === undefined) {
+      const settings = { keepAlive: true, timeout: IDLE_SOCKET_TIMEOUT };
+      agent = target.protocol === 'https' ? new HttpsAgent({ ...settings, rejectUnauthorized: target.tlsVerify }) : new HttpAgent(settings);
+      this.agents.set(target.poolKey, agent);
+    }
+    return agent;
+  }
+
+  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
+    const { target } = upstream;
+    // http-proxy forwards req.url and req.headers: hand it the prepared ones
+    req.url = upstream.path;
+    req.headers = upstream.headers as IncomingMessage['headers'];
+    const options: TimedOptions = {
+      target: { protocol: `${target.protocol}:`, host: target.host, port: String(target.port) },
+      agent: this.agentFor(target),
+      secure: target.tlsVerify,
+      readTimeout: target.readTimeout,
+      buffer: Buffer.isBuffer(upstream.body) ? Readable.from([upstream.body]) : undefined,
+    };
+    this.proxy.web(req, res, options, (err) => {
+      sendFixed(res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+    });
+  }
+
+  prune(active: ReadonlySet<string>): void {
+    for (const [key, agent] of this.agents) {
+      if (active.has(key)) continue;
+      this.agents.delete(key);
+      // idle sockets close now; sockets in use finish their request, then time out idle
+      for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+    this.proxy.close();
+  }
+}

@@ -1,0 +1,88 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { PluginResponse } from '@gatehouse/plugins';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A response the gateway itself produces, serialised once. */
+export interface FixedResponse {
+  status: number;
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+function fixed(status: number, message: string, headers: Record<string, string> = {}): FixedResponse {
+  const body = Buffer.from(JSON.stringify({ message }));
+  return { status, body, headers: { 'content-type': JSON_TYPE, 'content-length': String(body.length), ...headers } };
+}
+
+/** Kong's proxy-side answers, byte for byte. */
+export const ProxyErrors = {
+  noRoute: fixed(404, 'no Route matched with those values'),
+  noService: fixed(503, 'no Service found with those values'),
+  badGateway: fixed(502, 'An invalid response was received from the upstream server'),
+  gatewayTimeout: fixed(504, 'The upstream server is timing out'),
+  unexpected: fixed(500, 'An unexpected error occurred'),
+  useHttps: fixed(426, 'Please use HTTPS protocol', { connection: 'Upgrade', upgrade: 'TLS/1.2, HTTP/1.1' }),
+};
+
+export function sendFixed(res: ServerResponse, response: FixedResponse): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(response.status, response.headers);
+  res.end(response.body);
+}
+
+/**
+ * Plugin responses are often the same object every time (a refusal built once per config): each body object is
+ * serialised once. A plugin must not change a body object after returning it.
+ */
+const serialised = new WeakMap<object, Buffer>();
+
+function bodyBytes(body: unknown): { bytes: Buffer | null; json: boolean } {
+  if (body === null || body === undefined) return { bytes: null, json: false };
+  if (Buffer.isBuffer(body)) return { bytes: body, json: false };
+  if (typeof body === 'string') return { bytes: Buffer.from(body), json: false };
+  if (typeof body === 'object') {
+    let bytes = serialised.get(body);
+    if (bytes === undefined) {
+      bytes = Buffer.from(JSON.stringify(body));
+      serialised.set(body, bytes);
+    }
+    return { bytes, json: true };
+  }
+  return { bytes: Buffer.from(JSON.stringify(body)), json: true };
+}
+
+/** Raw form of a plugin response: status, header list and body bytes. */
+export function renderPluginResponse(response: PluginResponse): { status: number; headers: Record<string, string>; body: Buffer | null } {
+  const { bytes, json } = bodyBytes(response.body);
+  const headers: Record<string, string> = {};
+  if (json) headers['content-type'] = JSON_TYPE;
+  if (response.headers) for (const name in response.headers) headers[name.toLowerCase()] = response.headers[name]!;
+  headers['content-length'] = String(bytes?.length ?? 0);
+  return { status: response.status, headers, body: bytes };
+}
+
+export function sendPluginResponse(res: ServerResponse, response: PluginResponse): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, headers, body } = renderPluginResponse(response);
+  res.writeHead(status, headers);
+  res.end(body ?? undefined);
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+
+/** Answers on a raw socket (an upgrade request that never reaches the upstream), then closes it. */
+export function sendOnSocket(socket: Socket, status: number, headers: Record<string, string>, body: Buffer | null): void {
+  if (socket.destroyed) return;
+  let head = `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n`;
+  for (const name in headers) if (name !== 'connection') head += `${name}: ${headers[name]}\r\n`;
+  head += 'connection: close\r\n\r\n';
+  socket.end(body ? Buffer.concat([Buffer.from(head, 'latin1'), body]) : head);
+}

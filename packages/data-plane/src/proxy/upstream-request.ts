@@ -1,0 +1,120 @@
+import type { Readable } from 'node:stream';
+import type { UpstreamTarget } from '../compile/types';
+import type { Exchange } from '../pipeline/exchange';
+import { upstreamPath } from './upstream-path';
+
+/** What a forwarder sends: everything decided, nothing left to compute. */
+export interface UpstreamRequest {
+  target: UpstreamTarget;
+  method: string;
+  /** path and query string */
+  path: string;
+  headers: Record<string, string | string[]>;
+  /** a buffered or rewritten body, the client's stream, or nothing */
+  body: Buffer | Readable | null;
+  /** a WebSocket (or other) upgrade: Connection/Upgrade are kept */
+  upgrade: boolean;
+}
+
+/**
+ * Client headers that never pass as sent: hop-by-hop headers, the identity headers only the gateway may set, and the
+ * forwarding headers it rewrites.
+ */
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'host',
+  'x-consumer-id',
+  'x-consumer-username',
+  'x-consumer-custom-id',
+  'x-credential-identifier',
+  'x-anonymous-consumer',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-forwarded-path',
+  'x-forwarded-prefix',
+  'x-real-ip',
+]);
+
+/** Headers named in the client's Connection header are hop-by-hop too. */
+function connectionListed(connection: string | undefined): Set<string> | null {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return null;
+  const names = new Set<string>();
+  for (const token of connection.split(',')) {
+    const name = token.trim().toLowerCase();
+    if (name !== '' && name !== 'keep-alive' && name !== 'close' && name !== 'upgrade') names.add(name);
+  }
+  return names.size > 0 ? names : null;
+}
+
+function hostWithoutPort(host: string): string {
+  const colon = host.lastIndexOf(':');
+  if (colon < 0 || host.endsWith(']')) return host;
+  return host.slice(0, colon);
+}
+
+/**
+ * The upstream request for an exchange that passed its plugins. Identity headers come from what authentication
+ * decided; client-sent copies were dropped above, on every route.
+ */
+export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgrade = false): UpstreamRequest {
+  const compiled = ex.compiledRoute;
+  const matched = ex.matched;
+  const incoming = ex.headers;
+  const headers: Record<string, string | string[]> = {};
+  const listed = connectionListed(incoming.connection);
+  const removed = ex.removedHeaders;
+  for (const name in incoming) {
+    if (NOT_FORWARDED.has(name)) continue;
+    if (listed !== null && listed.has(name)) continue;
+    if (removed !== null && removed.has(name)) continue;
+    const value = incoming[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  if (upgrade) {
+    if (incoming.connection !== undefined) headers.connection = incoming.connection;
+    if (incoming.upgrade !== undefined) headers.upgrade = incoming.upgrade;
+  }
+  if (ex.setHeaders !== null) for (const [name, value] of ex.setHeaders) headers[name] = value;
+
+  const consumer = ex.consumer;
+  if (consumer !== null) {
+    headers['x-consumer-id'] = consumer.id;
+    if (consumer.username != null) headers['x-consumer-username'] = consumer.username;
+    if (consumer.custom_id != null) headers['x-consumer-custom-id'] = consumer.custom_id;
+  }
+  if (ex.credential !== null) headers['x-credential-identifier'] = ex.credential.identifier;
+  if (ex.anonymous) headers['x-anonymous-consumer'] = 'true';
+
+  const clientHost = incoming.host;
+  const forwardedFor = incoming['x-forwarded-for'];
+  headers['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ex.clientIp}` : ex.clientIp;
+  headers['x-forwarded-proto'] = ex.scheme;
+  if (clientHost !== undefined) headers['x-forwarded-host'] = hostWithoutPort(clientHost);
+  headers['x-forwarded-port'] = String(ex.incoming.socket.localPort ?? '');
+  headers['x-forwarded-path'] = ex.path;
+  if (compiled.stripPath && matched.length > 0) headers['x-forwarded-prefix'] = matched;
+  headers['x-real-ip'] = ex.clientIp;
+  headers.host = compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
+
+  let body: Buffer | Readable | null = null;
+  if (ex.body !== null) {
+    body = ex.body;
+    headers['content-length'] = String(ex.body.length);
+    if (ex.bodyContentType !== null) headers['content-type'] = ex.bodyContentType;
+  } else if (incoming['content-length'] !== undefined ? incoming['content-length'] !== '0' : incoming['transfer-encoding'] !== undefined) {
+    body = ex.incoming;
+  }
+
+  const query = ex.upstreamQuery();
+  const path = upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
+  return { target, method: ex.method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade };
+}

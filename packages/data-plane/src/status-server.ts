@@ -1,0 +1,56 @@
+import { createServer, type Server } from 'node:http';
+import type { ConfigHolder } from './config-holder';
+import { closeServer, listenOn, type ListenAddress } from './listen';
+import type { DataPlaneServer } from './server';
+
+export interface StatusServerOptions {
+  holder: ConfigHolder;
+  listen: ListenAddress;
+  /** the proxy whose counters `server` reports */
+  proxy?: DataPlaneServer;
+  /** more fields for `GET /status` (sync state, node id…) */
+  details?: () => Record<string, unknown>;
+}
+
+export interface StatusServer {
+  readonly server: Server;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function send(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': String(bytes.length) });
+  res.end(bytes);
+}
+
+/**
+ * The data plane's status listener (Kong keeps it apart from the proxy): `GET /status` reports the configuration being
+ * served, `GET /status/ready` is 503 until a configuration is loaded.
+ */
+export async function createStatusServer(options: StatusServerOptions): Promise<StatusServer> {
+  const { holder } = options;
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { message: 'Method not allowed' });
+    if (path === '/status') {
+      const current = holder.current;
+      return send(res, 200, {
+        configuration_hash: current.hash,
+        config_version: current.loaded ? current.version : null,
+        server: options.proxy?.stats() ?? {},
+        ...options.details?.(),
+      });
+    }
+    if (path === '/status/ready') {
+      return holder.loaded
+        ? send(res, 200, { message: 'ready' })
+        : send(res, 503, { message: 'no configuration available (empty configuration present)' });
+    }
+    send(res, 404, { message: 'Not found' });
+  });
+  const address = await listenOn(server, options.listen);
+  return { server, port: address.port, close: () => closeServer(server) };
+}

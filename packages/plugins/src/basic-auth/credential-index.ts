@@ -1,0 +1,30 @@
+import type { SnapshotConfig } from '@gatehouse/core';
+import type { AuthResult } from '../contract';
+import { VerifiedCredentialCache } from './verified-cache';
+
+export interface BasicAuthEntry {
+  /** the stored bcrypt hash */
+  passwordHash: string;
+  /** the success outcome, built once per snapshot */
+  result: AuthResult & { ok: true };
+}
+
+export interface BasicAuthIndex {
+  byUsername: Map<string, BasicAuthEntry>;
+  verified: VerifiedCredentialCache;
+}
+
+/** username → credential and consumer, plus an empty verified-credential cache for this snapshot. */
+export function buildBasicAuthIndex(config: SnapshotConfig): BasicAuthIndex {
+  const consumers = new Map(config.consumers.map((c) => [c.id, c]));
+  const byUsername = new Map<string, BasicAuthEntry>();
+  for (const row of config.credentials.basicauth_credentials ?? []) {
+    const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
+    if (!consumer || typeof row.username !== 'string' || typeof row.password !== 'string') continue;
+    byUsername.set(row.username, {
+      passwordHash: row.password,
+      result: { ok: true, consumer, credential: { id: row.id, identifier: row.username, consumerId: consumer.id } },
+    });
+  }
+  return { byUsername, verified: new VerifiedCredentialCache() };
+}

@@ -1,0 +1,43 @@
+import { hash } from 'bcryptjs';
+import { z, baseFields, foreignRef, tags } from '@gatehouse/core';
+import type { CredentialEntity } from '../contract';
+
+/** bcrypt cost for stored passwords. */
+export const PASSWORD_COST = 10;
+
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+export const basicAuthCredentialSchema = z
+  .object({
+    ...baseFields,
+    consumer: foreignRef(),
+    username: z.string().min(1),
+    password: z.string().min(1),
+    tags: tags(),
+  })
+  .strict();
+
+/**
+ * Turns a given password into its bcrypt hash; only the hash is stored (and returned by the admin API). A value that
+ * is already a bcrypt hash, or the stored hash itself coming back on an update, is kept as it is, so a config dump
+ * can be applied again without locking its users out.
+ */
+export async function hashPassword(entity: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Record<string, unknown>> {
+  const password = entity.password;
+  if (typeof password !== 'string' || password === '') return entity;
+  if (previous && password === previous.password) return entity;
+  if (BCRYPT_HASH.test(password)) return entity;
+  return { ...entity, password: await hash(password, PASSWORD_COST) };
+}
+
+export const basicAuthCredentials: CredentialEntity = {
+  name: 'basicauth_credentials',
+  adminPath: 'basic-auths',
+  consumerPath: 'basic-auth',
+  schema: basicAuthCredentialSchema,
+  endpointKey: 'username',
+  uniques: ['username'],
+  foreignKeys: [{ field: 'consumer', entity: 'consumers', onDelete: 'cascade', required: true }],
+  updatedAt: false,
+  prepare: hashPassword,
+};

@@ -1,0 +1,94 @@
+import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
+import { importJWK, type CryptoKey } from 'jose';
+import type { SnapshotConfig } from '@gatehouse/core';
+import type { AuthResult } from '../contract';
+import { isHmacAlgorithm, JWT_ALGORITHMS, type JwtAlgorithm } from './entities';
+import { decodeBase64Loose } from './token';
+
+/** What verifies a token: a WebCrypto key, or null when the credential's secret or public key is unusable. */
+type VerificationKey = CryptoKey | null;
+
+const HMAC_HASH: Record<string, string> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
+
+export class JwtCredential {
+  /** the success outcome, built once per snapshot */
+  readonly result: AuthResult & { ok: true };
+  private readonly secret: Buffer | null;
+  private readonly publicKey: KeyObject | null;
+  private rawKey: Promise<VerificationKey> | null = null;
+  private base64Key: Promise<VerificationKey> | null = null;
+
+  constructor(
+    readonly algorithm: JwtAlgorithm,
+    secret: string | null,
+    rsaPublicKey: string | null,
+    result: AuthResult & { ok: true },
+  ) {
+    this.result = result;
+    this.secret = isHmacAlgorithm(algorithm) && secret !== null ? Buffer.from(secret, 'utf8') : null;
+    this.publicKey = isHmacAlgorithm(algorithm) ? null : parsePublicKey(rsaPublicKey);
+  }
+
+  /**
+   * The key for this credential, or null (Kong's "Invalid key/secret"). The PEM is parsed once per snapshot when the
+   * index is built; the WebCrypto handle is created on first use and shared by every later request of the snapshot.
+   * `secretIsBase64` (config.secret_is_base64) decodes the HS* secret first.
+   */
+  keyFor(secretIsBase64: boolean): Promise<VerificationKey> | null {
+    if (!isHmacAlgorithm(this.algorithm)) {
+      if (this.publicKey === null) return null;
+      return (this.rawKey ??= importPublicKey(this.publicKey, this.algorithm));
+    }
+    if (this.secret === null) return null;
+    if (!secretIsBase64) return (this.rawKey ??= importHmacKey(this.secret, this.algorithm));
+    if (this.base64Key === null) {
+      const decoded = decodeBase64Loose(this.secret.toString('utf8'));
+      this.base64Key = decoded === null ? Promise.resolve(null) : importHmacKey(decoded, this.algorithm);
+    }
+    return this.base64Key;
+  }
+}
+
+function parsePublicKey(pem: string | null): KeyObject | null {
+  if (pem === null || pem === '') return null;
+  try {
+    return createPublicKey(pem);
+  } catch {
+    return null;
+  }
+}
+
+function importHmacKey(secret: Uint8Array, algorithm: string): Promise<VerificationKey> {
+  return webcrypto.subtle
+    .importKey('raw', secret, { name: 'HMAC', hash: HMAC_HASH[algorithm]! }, false, ['verify'])
+    .then((key) => key as unknown as CryptoKey)
+    .catch(() => null);
+}
+
+function importPublicKey(key: KeyObject, algorithm: string): Promise<VerificationKey> {
+  return Promise.resolve()
+    .then(() => importJWK(key.export({ format: 'jwk' }), algorithm))
+    .then((imported) => (imported instanceof Uint8Array ? null : imported))
+    .catch(() => null);
+}
+
+export interface JwtIndex {
+  /** credential `key` → credential */
+  byKey: Map<string, JwtCredential>;
+}
+
+const KNOWN_ALGORITHMS = new Set<string>(JWT_ALGORITHMS);
+
+/** key → credential and consumer; credentials whose consumer is gone are left out. */
+export function buildJwtIndex(config: SnapshotConfig): JwtIndex {
+  const consumers = new Map(config.consumers.map((c) => [c.id, c]));
+  const byKey = new Map<string, JwtCredential>();
+  for (const row of config.credentials.jwt_secrets ?? []) {
+    const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
+    if (!consumer || typeof row.key !== 'string') continue;
+    const algorithm = typeof row.algorithm === 'string' && KNOWN_ALGORITHMS.has(row.algorithm) ? (row.algorithm as JwtAlgorithm) : 'HS256';
+    const result: AuthResult & { ok: true } = { ok: true, consumer, credential: { id: row.id, identifier: row.key, consumerId: consumer.id } };
+    byKey.set(row.key, new JwtCredential(algorithm, typeof row.secret === 'string' ? row.secret : null, typeof row.rsa_public_key === 'string' ? row.rsa_public_key : null, result));
+  }
+  return { byKey };
+}

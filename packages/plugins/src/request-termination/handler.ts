@@ -1,0 +1,88 @@
+import { hostname } from 'node:os';
+import type { PluginContext, PluginRequest, PluginResponse } from '../contract';
+import type { RequestTerminationConfig } from './schema';
+
+/** Kong's default messages by status; other codes without a message answer an empty body. */
+const DEFAULT_MESSAGES: Record<number, string> = {
+  401: 'Unauthorized',
+  404: 'Not found',
+  405: 'Method not allowed',
+  500: 'An unexpected error occurred',
+  502: 'Bad Gateway',
+  503: 'Service unavailable',
+};
+
+const fixedResponses = new WeakMap<RequestTerminationConfig, PluginResponse>();
+
+/** The response of a config without echo never changes: built once. */
+function fixedResponse(config: RequestTerminationConfig): PluginResponse {
+  let response = fixedResponses.get(config);
+  if (response) return response;
+  if (config.body != null) {
+    response = { status: config.status_code, body: config.body, headers: config.content_type != null ? { 'content-type': config.content_type } : {} };
+  } else {
+    const message = config.message ?? DEFAULT_MESSAGES[config.status_code];
+    response = { status: config.status_code, body: message === undefined ? null : { message } };
+  }
+  fixedResponses.set(config, response);
+  return response;
+}
+
+function triggered(req: PluginRequest, trigger: string): boolean {
+  return req.headers[trigger.toLowerCase()] !== undefined || req.query.has(trigger);
+}
+
+function queryObject(query: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of query) {
+    const seen = out[name];
+    out[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return out;
+}
+
+function parsedBody(raw: Buffer, contentType: string | undefined): unknown {
+  const type = (contentType ?? '').toLowerCase();
+  try {
+    if (type.startsWith('application/json')) return JSON.parse(raw.toString('utf8'));
+    if (type.startsWith('application/x-www-form-urlencoded')) return queryObject(new URLSearchParams(raw.toString('utf8')));
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+async function echo(ctx: PluginContext, config: RequestTerminationConfig): Promise<PluginResponse> {
+  const { req } = ctx;
+  const raw = await req.readBody();
+  const contentType = req.headers['content-type'];
+  const host = String(req.headers.host ?? '');
+  const port = /:(\d+)$/.exec(host)?.[1];
+  return {
+    status: config.status_code,
+    body: {
+      message: config.message ?? undefined,
+      kong: { node_id: (ctx.runtime.nodeId as string | undefined) ?? null, worker_pid: process.pid, hostname: hostname() },
+      request: {
+        scheme: req.scheme,
+        host: host.replace(/:\d+$/, ''),
+        port: port ? Number(port) : req.scheme === 'https' ? 443 : 80,
+        headers: req.headers,
+        query: queryObject(req.query),
+        body: parsedBody(raw, Array.isArray(contentType) ? contentType[0] : contentType),
+        raw_body: raw.toString('utf8'),
+        method: req.method,
+        path: req.path,
+      },
+      matched_route: ctx.route,
+      matched_service: ctx.service,
+      matched_consumer: ctx.consumer,
+    },
+  };
+}
+
+export function requestTerminationAccess(ctx: PluginContext, config: RequestTerminationConfig): PluginResponse | void | Promise<PluginResponse> {
+  if (config.trigger != null && !triggered(ctx.req, config.trigger)) return;
+  if (config.echo) return echo(ctx, config);
+  return fixedResponse(config);
+}

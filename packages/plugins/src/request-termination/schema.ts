@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
+
+export const requestTerminationConfigSchema = z
+  .object({
+    status_code: z.number().int().min(100, 'value should be between 100 and 599').max(599, 'value should be between 100 and 599').default(503),
+    message: z.string().nullable().default(null),
+    content_type: z.string().nullable().default(null),
+    body: z.string().nullable().default(null),
+    echo: z.boolean().default(false),
+    trigger: z
+      .string()
+      .refine((v) => HEADER_NAME.test(v), {
+        error: (issue) => `bad header name '${String(issue.input)}', allowed characters are A-Z, a-z, 0-9, '_', and '-'`,
+      })
+      .nullable()
+      .default(null),
+  })
+  .strict();
+
+export type RequestTerminationConfig = z.infer<typeof requestTerminationConfigSchema>;
+
+/** Kong's cross-field rules, with its messages. */
+export function checkRequestTerminationConfig(config: RequestTerminationConfig): Record<string, string[]> | null {
+  if (config.message != null && (config.content_type != null || config.body != null)) {
+    return { '@entity': ['message cannot be used with content_type or body'] };
+  }
+  if (config.content_type != null && config.body == null) return { '@entity': ['content_type requires a body'] };
+  if (config.echo && (config.content_type != null || config.body != null)) {
+    return { '@entity': ['echo cannot be used with content_type and body'] };
+  }
+  return null;
+}
