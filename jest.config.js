@@ -15,6 +15,7 @@ export default {
       testTimeout: 60000,
     },
   ],
+  testTimeout: 60000,
   reporters: ['default', '<rootDir>/tests/support/summary-reporter.cjs'],
   maxWorkers: 2,
 };

@@ -1,1 +1,11 @@
-export {};
+export * from './db';
+export * from './store';
+export * from './service';
+export * from './http';
+export { mountEntityRoutes } from './routes/entity-routes';
+export type { NodeInfo, ServerCounters } from './routes/root';
+export { apis as legacyApis, apiInputSchema } from './legacy/api-entity';
+export * from './keys';
+export * from './rbac';
+export * from './publisher';
+export { clusteringExtension } from './routes/clustering';

@@ -5,3 +5,4 @@ export * from './redis';
 export * from './services';
 export * from './echo-upstream';
 export * from './snapshot-builder';
+export * from './ldap';

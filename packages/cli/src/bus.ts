@@ -1,0 +1,10 @@
+import { MemoryBus, RedisBus, type ConfigBus } from '@gatehouse/sync';
+import type { Logger } from './logger';
+import type { Settings } from './settings';
+
+/** Redis when REDIS_URL is set, else the in-process bus (embedded mode only). */
+export function openBus(settings: Settings, log: Logger): ConfigBus {
+  if (settings.redisUrl) return new RedisBus({ url: settings.redisUrl, prefix: settings.redisPrefix, logger: log });
+  if (settings.role !== 'all') throw new Error(`REDIS_URL is required for the ${settings.role.replace('_', '-')} role`);
+  return new MemoryBus();
+}

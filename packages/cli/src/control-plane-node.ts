@@ -1,0 +1,91 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  clusteringExtension,
+  createAdminApp,
+  createRbac,
+  keyMigrations,
+  keysExtension,
+  openDatabase,
+  openKeyring,
+  rbacMigrations,
+  SnapshotPublisher,
+  startAdminServer,
+  type AdminServer,
+  type Database,
+} from '@gatehouse/control-plane';
+import { compile } from '@gatehouse/data-plane';
+import { bundledPlugins } from '@gatehouse/plugins';
+import type { ConfigBus } from '@gatehouse/sync';
+import type { Logger } from './logger';
+import type { Settings } from './settings';
+import { GATEHOUSE_VERSION } from './version';
+
+export interface ControlPlaneNode {
+  admin: AdminServer;
+  database: Database;
+  publisher: SnapshotPublisher;
+  close(): Promise<void>;
+}
+
+const listenText = (l: { host: string; port: number }) => `${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
+
+/** The admin API over the database, publishing a snapshot after every committed write. */
+export async function startControlPlaneNode(
+  settings: Settings,
+  bus: ConfigBus,
+  secret: string,
+  log: Logger,
+  opts: { statusExtras?: () => Record<string, unknown> } = {},
+): Promise<ControlPlaneNode> {
+  const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
+  const database = await openDatabase({
+    url: settings.databaseUrl ?? undefined,
+    dataDir: settings.databaseUrl ? undefined : join(settings.dataDir, 'db'),
+    migrations: { ...keyMigrations(), ...rbacMigrations() },
+  });
+  const rbac = createRbac({
+    db: database.db,
+    mode: settings.enforceRbac,
+    adminToken: settings.adminToken ?? undefined,
+    log: (message: string, err?: unknown) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
+  });
+  await rbac.bootstrap();
+  let publisher: SnapshotPublisher | null = null;
+  const app = createAdminApp({
+    database,
+    onCommitted: () => publisher?.trigger(),
+    plugins: bundledPlugins,
+    nodeId: randomUUID(),
+    hostname: hostname(),
+    role: settings.role === 'all' ? 'traditional' : 'control_plane',
+    adminListen: [listenText(settings.adminListen)],
+    proxyListen: settings.role === 'all' ? [listenText(settings.proxyListen)] : [],
+    statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, publisher: publisher?.status(), ...opts.statusExtras?.() }),
+    middleware: rbac.middleware,
+    extensions: [rbac.extension, keysExtension(keyring), clusteringExtension(bus)],
+    log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
+  });
+  publisher = new SnapshotPublisher({
+    store: app.locals.admin.store,
+    bus,
+    secret,
+    plugins: bundledPlugins,
+    keyring,
+    check: (snapshot) => void compile(snapshot),
+    log,
+  });
+  await publisher.start();
+  const admin = await startAdminServer(app, listenText(settings.adminListen));
+  return {
+    admin,
+    database,
+    publisher,
+    close: async () => {
+      await admin.close();
+      await publisher!.stop();
+      await database.close();
+    },
+  };
+}

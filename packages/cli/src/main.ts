@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// The `gatehouse` command: start | control-plane | data-plane | help.
+import { randomBytes } from 'node:crypto';
+import type { ConfigBus } from '@gatehouse/sync';
+import { openBus } from './bus';
+import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
+import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
+import { createLogger } from './logger';
+import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
+import { GATEHOUSE_VERSION } from './version';
+
+const ROLES: Record<string, Role> = { start: 'all', 'control-plane': 'control_plane', 'data-plane': 'data_plane' };
+
+function usage(): string {
+  const rows = SETTINGS_DOC.map((s) => `  ${s.name.padEnd(26)} ${s.meaning} [${s.default}]`).join('\n');
+  return `gatehouse ${GATEHOUSE_VERSION}
+
+Usage: gatehouse <command>
+
+Commands:
+  start           control plane and data plane in one process (embedded database and bus unless configured)
+  control-plane   the admin API over Postgres, publishing snapshots to Redis
+  data-plane      a proxy fed by snapshots from Redis; no database access
+  help            this text
+
+Environment:
+${rows}
+`;
+}
+
+function clusterSecret(settings: Settings): string {
+  if (settings.clusterSecret) return settings.clusterSecret;
+  if (settings.role === 'all' && !settings.redisUrl) return randomBytes(32).toString('hex');
+  throw new Error('GATEHOUSE_CLUSTER_SECRET is required when snapshots travel through Redis (the same value on every node)');
+}
+
+const show = (l: { host: string; port: number }) => `http://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
+
+async function run(command: string): Promise<void> {
+  const role = ROLES[command];
+  if (!role) {
+    process.stdout.write(usage());
+    process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
+    return;
+  }
+  const settings = readSettings(process.env, role);
+  const log = createLogger(settings.logLevel, role);
+  const secret = clusterSecret(settings);
+  const bus: ConfigBus = openBus(settings, log);
+  let cp: ControlPlaneNode | null = null;
+  let dp: DataPlaneNode | null = null;
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    process.stdout.write(`\n${signal}: stopping gatehouse…\n`);
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    try {
+      await dp?.close();
+      await cp?.close();
+      await bus.close();
+    } finally {
+      process.stdout.write('stopped\n');
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  if (role !== 'data_plane') {
+    cp = await startControlPlaneNode(settings, bus, secret, log, {
+      statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+    });
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
+  }
+  if (role !== 'control_plane') {
+    dp = await startDataPlaneNode(settings, bus, secret, log);
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.proxy.host, port: dp.proxy.port })}\n`);
+    if (dp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: dp.status.port })}\n`);
+  }
+  process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: ${settings.redisUrl ? 'snapshots over Redis' : 'in-process snapshot bus'}; Ctrl-C stops\n`);
+}
+
+run(process.argv[2] ?? 'help').catch((err: unknown) => {
+  process.stderr.write(`gatehouse: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

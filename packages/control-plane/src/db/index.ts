@@ -1,0 +1,4 @@
+export * from './open-database';
+export * from './migrations';
+export * from './entity-tables';
+export * from './sql-errors';

@@ -1,0 +1,5 @@
+export * from './app';
+export * from './context';
+export * from './resources';
+export * from './server';
+export * from './errors';

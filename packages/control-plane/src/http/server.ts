@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AdminApp } from './app';
+
+export interface AdminServer {
+  server: Server;
+  /** the bound address, e.g. 127.0.0.1 */
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Parses `host:port` (`[::1]:8001` for IPv6; a bare port listens on 127.0.0.1). */
+export function parseListen(listen: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(listen.trim());
+  if (match) return { host: match[1] ?? (match[2] || '0.0.0.0'), port: Number(match[3]) };
+  if (/^\d+$/.test(listen.trim())) return { host: '127.0.0.1', port: Number(listen) };
+  throw new Error(`invalid listen address '${listen}' (expected host:port)`);
+}
+
+/** Starts the admin API on `listen` (port 0 picks a free port) and keeps the connection counters of GET /status. */
+export async function startAdminServer(app: AdminApp, listen: string): Promise<AdminServer> {
+  const { host, port } = parseListen(listen);
+  const counters = app.locals.counters;
+  const server = createServer(app);
+  server.on('connection', (socket) => {
+    counters.connections_accepted++;
+    counters.connections_handled++;
+    counters.connections_active++;
+    socket.once('close', () => counters.connections_active--);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    server,
+    host: address.address,
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

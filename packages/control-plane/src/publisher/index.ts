@@ -1,0 +1,2 @@
+export * from './read-config';
+export * from './snapshot-publisher';

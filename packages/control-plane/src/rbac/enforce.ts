@@ -1,0 +1,146 @@
+/**
+ * RBAC enforcement on the admin API (kong-reference Part B §2–§3). Runs after the workspace prefix is resolved:
+ * 1. authenticate the `Kong-Admin-Token` header → 401 `Invalid RBAC credentials`;
+ * 2. endpoint check (`on`, `both`) → 403 `<name>, you do not have permissions to <action> this resource`;
+ * 3. entity check (`entity`, `both`) on the entities the path names, and listings filtered to what may be read.
+ * The routes then apply the self-modification guard with the caller this middleware records.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Errors, HttpError } from '@gatehouse/core';
+import { ALL_ACTIONS, actionFromMethod, decideEndpoint, decideEntity, decisionPath, type RbacAction } from './decide';
+import { entityTypeOf, locateEntities } from './entity-locator';
+import { scopeOf, setCaller } from './request-scope';
+import type { Caller, RbacService } from './service';
+import * as store from './store';
+import { TokenCache } from './token-cache';
+import { tokenCacheKey } from './token';
+
+export type EnforceMode = 'off' | 'on' | 'entity' | 'both';
+const MODES: readonly EnforceMode[] = ['off', 'on', 'entity', 'both'];
+
+/** `GATEHOUSE_ENFORCE_RBAC`: unset or empty = off; anything but off|on|entity|both is a configuration error. */
+export function parseEnforceMode(value: string | undefined): EnforceMode {
+  const v = (value ?? '').trim().toLowerCase();
+  if (v === '') return 'off';
+  if ((MODES as readonly string[]).includes(v)) return v as EnforceMode;
+  throw new Error(`GATEHOUSE_ENFORCE_RBAC must be one of ${MODES.join(', ')} (got '${value}')`);
+}
+
+export const ADMIN_TOKEN_HEADER = 'kong-admin-token';
+
+export interface EnforcementOptions {
+  mode: EnforceMode;
+  service: RbacService;
+  /** successful token checks (each use is checked against the user's current digest) */
+  cache?: TokenCache;
+  /** header carrying the token; default Kong-Admin-Token */
+  header?: string;
+  log?: (message: string, err?: unknown) => void;
+}
+
+const invalidCredentials = () => new HttpError(401, 'Invalid RBAC credentials');
+const forbidden = (caller: Caller, action: RbacAction) =>
+  new HttpError(403, `${caller.user.name}, you do not have permissions to ${action} this resource`);
+
+export function rbacEnforcement(options: EnforcementOptions): RequestHandler {
+  const { mode, service } = options;
+  const cache = options.cache ?? new TokenCache();
+  const header = (options.header ?? ADMIN_TOKEN_HEADER).toLowerCase();
+  const log = options.log ?? ((message: string, err?: unknown) => console.error(`[gatehouse rbac] ${message}`, err ?? ''));
+  const endpointChecks = mode === 'on' || mode === 'both';
+  const entityChecks = mode === 'entity' || mode === 'both';
+
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (mode === 'off') return next();
+    try {
+      const action = actionFromMethod(req.method);
+      if (!action) throw Errors.methodNotAllowed();
+      const caller = await authenticate(req, service, cache, header);
+      setCaller(res, caller);
+      const scope = scopeOf(res);
+
+      // GET /workspaces is always readable; its result is filtered to the caller's workspaces (Kong 2024)
+      const openRead = action === 'read' && /^\/workspaces\/?$/.test(req.path);
+      if (endpointChecks && !openRead) {
+        const decision = decideEndpoint(caller.endpointRules, { workspace: scope.workspace.name, path: decisionPath(req.path), action });
+        if (!decision.allowed) throw forbidden(caller, action);
+      }
+      if (entityChecks) {
+        for (const touched of await locateEntities(req, service, scope, action)) {
+          const allowed = decideEntity(caller.entityRules, { entityId: touched.id, workspaceId: touched.workspaceId ?? scope.workspace.id, action: touched.action });
+          if (!allowed) throw forbidden(caller, touched.action);
+        }
+        if (action === 'read') filterListings(req, res, service, caller, log);
+      }
+      if (action === 'create' || action === 'update') grantCreations(req, res, service, caller, log);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** The caller behind the token header, or 401. A header sent twice counts as invalid. */
+async function authenticate(req: Request, service: RbacService, cache: TokenCache, header: string): Promise<Caller> {
+  const values = req.headersDistinct[header];
+  if (!values || values.length !== 1 || values[0]!.trim() === '') throw invalidCredentials();
+  const token = values[0]!;
+  const key = tokenCacheKey(token);
+  const user = await service.authenticate(token, cache.get(key));
+  if (!user) throw invalidCredentials();
+  cache.set(key, { userId: user.id, storedHash: user.user_token });
+  return service.callerOf(user);
+}
+
+/**
+ * Drops from a `{data:[…]}` listing the rows the caller may not read (Kong: lists quietly leave them out).
+ * Rows are judged by their `id` and the workspace they live in; RBAC roles live in the request's workspace.
+ */
+function filterListings(req: Request, res: Response, service: RbacService, caller: Caller, log: (m: string, e?: unknown) => void): void {
+  const send = res.json.bind(res);
+  res.json = (body: unknown) => {
+    const data = (body as { data?: unknown } | null)?.data;
+    if (res.statusCode !== 200 || !Array.isArray(data)) return send(body);
+    const ids = data.map((row) => (row as { id?: unknown } | null)?.id).filter((id): id is string => typeof id === 'string');
+    const scope = scopeOf(res);
+    const rolesListing = /^\/rbac\/roles\/?$/.test(req.path);
+    const workspacesListing = /^\/workspaces\/?$/.test(req.path);
+    service
+      .workspacesOf(ids)
+      .then((wsOf) => {
+        const visible = data.filter((row) => {
+          const id = (row as { id?: unknown } | null)?.id;
+          if (typeof id !== 'string') return true;
+          const workspaceId = rolesListing ? scope.workspace.id : workspacesListing ? id : (wsOf.get(id) ?? scope.workspace.id);
+          return decideEntity(caller.entityRules, { entityId: id, workspaceId, action: 'read' });
+        });
+        send({ ...(body as object), data: visible });
+      })
+      .catch((err) => {
+        log(`entity filtering of ${req.method} ${req.path} failed`, err);
+        res.status(500);
+        send({ message: 'An unexpected error occurred' });
+      });
+    return res;
+  };
+}
+
+/**
+ * The creator owns what it creates (Kong §1.3): an entity created through the admin API (201 with an `id`) is
+ * granted, with every action, to the caller's default role, so entity-level RBAC lets the creator use it.
+ */
+function grantCreations(req: Request, res: Response, service: RbacService, caller: Caller, log: (m: string, e?: unknown) => void): void {
+  const own = caller.roles.find((r) => r.is_default && r.name === caller.user.name);
+  if (!own || /^\/(rbac|admins)(\/|$)/.test(req.path)) return;
+  const send = res.json.bind(res);
+  res.json = (body: unknown) => {
+    const id = (body as { id?: unknown } | null)?.id;
+    if (res.statusCode !== 201 || typeof id !== 'string' || !store.isUuid(id)) return send(body);
+    const type = /^\/workspaces(\/|$)/.test(req.path) ? 'workspaces' : entityTypeOf(req);
+    service
+      .grantOwnership(own.id, id, type, ALL_ACTIONS)
+      .catch((err) => log(`could not grant entity ${id} to ${caller.user.name}`, err))
+      .finally(() => send(body));
+    return res;
+  };
+}

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Migration } from 'kysely';
+import { BUILTIN_ROLES, DEFAULT_WORKSPACE } from './decide';
+
+/**
+ * Tables of workspaces and RBAC, with the `default` workspace and the three built-in roles seeded on first start.
+ * - rbac_role_endpoints: primary key (role, workspace, endpoint); `workspace` is a workspace name or `*`.
+ * - rbac_role_entities: primary key (role, entity_id); `entity_id` is an entity id, a workspace id or `*`.
+ * - workspace_entities: which workspace an entity was created in (entities without a row live in `default`).
+ * - admins: admin accounts; the RBAC user of an admin is hidden from /rbac/users and listed by /admins.
+ */
+export function rbacMigrations(): Record<string, Migration> {
+  return {
+    '2000_workspaces_and_rbac': {
+      async up(db: Kysely<any>) {
+        const ts = (c: any) => c.notNull();
+        await db.schema
+          .createTable('workspaces')
+          .addColumn('id', 'uuid', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('comment', 'text')
+          .addColumn('config', 'jsonb', (c) => c.notNull())
+          .addColumn('meta', 'jsonb', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', ts)
+          .addColumn('updated_at', 'bigint', ts)
+          .addUniqueConstraint('uq_workspaces_name', ['name'])
+          .execute();
+
+        await db.schema
+          .createTable('workspace_entities')
+          .addColumn('entity_id', 'uuid', (c) => c.primaryKey())
+          .addColumn('entity_type', 'text', (c) => c.notNull())
+          .addColumn('ws_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('restrict'))
+          .execute();
+        await db.schema.createIndex('ix_workspace_entities_ws').on('workspace_entities').column('ws_id').execute();
+
+        await db.schema
+          .createTable('rbac_users')
+          .addColumn('id', 'uuid', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('user_token', 'text', (c) => c.notNull())
+          .addColumn('user_token_ident', 'text', (c) => c.notNull())
+          .addColumn('comment', 'text')
+          .addColumn('enabled', 'boolean', (c) => c.notNull().defaultTo(true))
+          .addColumn('created_at', 'bigint', ts)
+          .addColumn('updated_at', 'bigint', ts)
+          .addUniqueConstraint('uq_rbac_users_name', ['name'])
+          .execute();
+        await db.schema.createIndex('ix_rbac_users_ident').on('rbac_users').column('user_token_ident').execute();
+
+        await db.schema
+          .createTable('rbac_roles')
+          .addColumn('id', 'uuid', (c) => c.primaryKey())
+          .addColumn('ws_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('restrict'))
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('comment', 'text')
+          .addColumn('is_default', 'boolean', (c) => c.notNull().defaultTo(false))
+          .addColumn('created_at', 'bigint', ts)
+          .addColumn('updated_at', 'bigint', ts)
+          .addUniqueConstraint('uq_rbac_roles_ws_name', ['ws_id', 'name'])
+          .execute();
+
+        await db.schema
+          .createTable('rbac_user_roles')
+          .addColumn('user_id', 'uuid', (c) => c.notNull().references('rbac_users.id').onDelete('cascade'))
+          .addColumn('role_id', 'uuid', (c) => c.notNull().references('rbac_roles.id').onDelete('cascade'))
+          .addColumn('role_source', 'text', (c) => c.notNull().defaultTo('local'))
+          .addPrimaryKeyConstraint('pk_rbac_user_roles', ['user_id', 'role_id'])
+          .execute();
+        await db.schema.createIndex('ix_rbac_user_roles_role').on('rbac_user_roles').column('role_id').execute();
+
+        await db.schema
+          .createTable('rbac_role_endpoints')
+          .addColumn('role_id', 'uuid', (c) => c.notNull().references('rbac_roles.id').onDelete('cascade'))
+          .addColumn('workspace', 'text', (c) => c.notNull())
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('actions', 'integer', (c) => c.notNull())
+          .addColumn('negative', 'boolean', (c) => c.notNull().defaultTo(false))
+          .addColumn('comment', 'text')
+          .addColumn('created_at', 'bigint', ts)
+          .addColumn('updated_at', 'bigint', ts)
+          .addPrimaryKeyConstraint('pk_rbac_role_endpoints', ['role_id', 'workspace', 'endpoint'])
+          .execute();
+
+        await db.schema
+          .createTable('rbac_role_entities')
+          .addColumn('role_id', 'uuid', (c) => c.notNull().references('rbac_roles.id').onDelete('cascade'))
+          .addColumn('entity_id', 'text', (c) => c.notNull())
+          .addColumn('entity_type', 'text', (c) => c.notNull())
+          .addColumn('actions', 'integer', (c) => c.notNull())
+          .addColumn('negative', 'boolean', (c) => c.notNull().defaultTo(false))
+          .addColumn('comment', 'text')
+          .addColumn('created_at', 'bigint', ts)
+          .addColumn('updated_at', 'bigint', ts)
+          .addPrimaryKeyConstraint('pk_rbac_role_entities', ['role_id', 'entity_id'])
+          .execute();
+        await db.schema.createIndex('ix_rbac_role_entities_entity').on('rbac_role_entities').column('entity_id').execute();
+
+        await db.schema
+          .createTable('admins')
+          .addColumn('id', 'uuid', (c) => c.primaryKey())
+          .addColumn('username', 'text', (c) => c.notNull())
+          .addColumn('custom_id', 'text')
+          .addColumn('email', 'text')
+          .addColumn('status', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('rbac_token_enabled', 'boolean', (c) => c.notNull().defaultTo(true))
+          .addColumn('rbac_user_id', 'uuid', (c) => c.notNull().references('rbac_users.id').onDelete('cascade'))
+          .addColumn('created_at', 'bigint', ts)
+          .addColumn('updated_at', 'bigint', ts)
+          .addUniqueConstraint('uq_admins_username', ['username'])
+          .addUniqueConstraint('uq_admins_custom_id', ['custom_id'])
+          .addUniqueConstraint('uq_admins_email', ['email'])
+          .addUniqueConstraint('uq_admins_rbac_user', ['rbac_user_id'])
+          .execute();
+
+        await seedDefaults(db);
+      },
+    },
+  };
+}
+
+/** The `default` workspace and the built-in roles with their permissions. */
+async function seedDefaults(db: Kysely<any>): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const wsId = randomUUID();
+  await db
+    .insertInto('workspaces')
+    .values({ id: wsId, name: DEFAULT_WORKSPACE, comment: null, config: sql`'{}'::jsonb`, meta: sql`'{}'::jsonb`, created_at: now, updated_at: now })
+    .execute();
+  for (const role of BUILTIN_ROLES) {
+    const roleId = randomUUID();
+    await db
+      .insertInto('rbac_roles')
+      .values({ id: roleId, ws_id: wsId, name: role.name, comment: role.comment, is_default: false, created_at: now, updated_at: now })
+      .execute();
+    for (const p of role.endpoints) {
+      await db
+        .insertInto('rbac_role_endpoints')
+        .values({ role_id: roleId, workspace: p.workspace, endpoint: p.endpoint, actions: p.actions, negative: p.negative, comment: null, created_at: now, updated_at: now })
+        .execute();
+    }
+    for (const p of role.entities) {
+      await db
+        .insertInto('rbac_role_entities')
+        .values({
+          role_id: roleId,
+          entity_id: p.entity_id,
+          entity_type: p.entity_type ?? 'wildcard',
+          actions: p.actions,
+          negative: p.negative,
+          comment: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    }
+  }
+}

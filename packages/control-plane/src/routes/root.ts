@@ -1,0 +1,97 @@
+import { hostname } from 'node:os';
+import { sql } from 'kysely';
+import type { AdminContext } from '../http/context';
+import { findDanglingAnonymous } from '../store/dangling-references';
+
+export interface NodeInfo {
+  /** reported as `version`; Kong tools gate features on it */
+  version: string;
+  nodeId: string;
+  hostname?: string;
+  /** Kong's role names: traditional | control_plane | data_plane */
+  role: string;
+  adminListen: string[];
+  proxyListen: string[];
+  /** counters of the admin server (filled by startAdminServer) */
+  counters: ServerCounters;
+  /** extra fields for GET /status (e.g. configuration_hash) */
+  statusExtras?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+export interface ServerCounters {
+  connections_active: number;
+  connections_accepted: number;
+  connections_handled: number;
+  total_requests: number;
+}
+
+export function newCounters(): ServerCounters {
+  return { connections_active: 0, connections_accepted: 0, connections_handled: 0, total_requests: 0 };
+}
+
+function listener(spec: string): Record<string, unknown> {
+  const at = spec.lastIndexOf(':');
+  const ip = at > 0 ? spec.slice(0, at) : '0.0.0.0';
+  const port = Number(at >= 0 ? spec.slice(at + 1) : spec);
+  return { ip, port, ssl: false, http2: false, proxy_protocol: false, deferred: false, reuseport: false, backlog: null, listener: spec };
+}
+
+/** GET / (Kong's node information, read by Kong Manager and decK) and GET /status. */
+export function mountRootRoutes(ctx: AdminContext, node: NodeInfo): void {
+  const { resources, store, plugins } = ctx;
+
+  resources.add('/', {
+    get: async (_req, res) => {
+      const { rows } = await sql<{ name: string }>`select distinct name from plugins order by name`
+        .execute(store.db)
+        .catch(() => ({ rows: [] as Array<{ name: string }> }));
+      const available: Record<string, { version: string; priority: number }> = {};
+      for (const p of [...plugins].sort((a, b) => a.name.localeCompare(b.name))) available[p.name] = { version: p.version, priority: p.priority };
+      res.json({
+        version: node.version,
+        edition: 'community',
+        hostname: node.hostname ?? hostname(),
+        node_id: node.nodeId,
+        tagline: 'Welcome to gatehouse',
+        timers: { running: 0, pending: 0 },
+        pids: { master: process.pid, workers: [process.pid] },
+        configuration: {
+          database: 'postgres',
+          database_backend: store.database.kind,
+          role: node.role,
+          admin_listen: node.adminListen,
+          proxy_listen: node.proxyListen,
+          proxy_listeners: node.proxyListen.map(listener),
+          admin_listeners: node.adminListen.map(listener),
+          plugins: ['bundled'],
+          loaded_plugins: Object.fromEntries(plugins.map((p) => [p.name, true])),
+        },
+        plugins: { available_on_server: available, enabled_in_cluster: rows.map((r) => r.name) },
+      });
+    },
+  });
+
+  resources.add('/status', {
+    get: async (_req, res) => {
+      const reachable = await store.database.ping();
+      const version = reachable ? await store.version().catch(() => null) : null;
+      const warnings = reachable ? await findDanglingAnonymous(store.db).catch(() => []) : [];
+      const extras = node.statusExtras ? await node.statusExtras() : {};
+      res.json({
+        database: { reachable },
+        config_version: version,
+        server: {
+          connections_active: node.counters.connections_active,
+          connections_reading: 0,
+          connections_writing: node.counters.connections_active > 0 ? 1 : 0,
+          connections_waiting: Math.max(0, node.counters.connections_active - 1),
+          connections_accepted: node.counters.connections_accepted,
+          connections_handled: node.counters.connections_handled,
+          total_requests: node.counters.total_requests,
+        },
+        warnings,
+        ...extras,
+      });
+    },
+  });
+}

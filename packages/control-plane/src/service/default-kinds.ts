@@ -1,0 +1,21 @@
+import { consumers, routes, schemaViolation, services } from '@gatehouse/core';
+import type { PluginDefinition } from '@gatehouse/plugins';
+import { credentialKind } from './credential-kind';
+import type { EntityService } from './entity-service';
+import { plainKind } from './entity-kind';
+import { pluginKind } from './plugin-kind';
+
+/** Registers the core entities and the credential entities of the given plugins. */
+export function registerDefaultKinds(service: EntityService, plugins: PluginDefinition[]): void {
+  service.register({ def: consumers, listFilters: ['custom_id'] });
+  service.register({
+    def: services,
+    // the url shorthand is expanded before validation; one left over could not be parsed
+    preValidate: (input) => {
+      if (input.url !== undefined) throw schemaViolation({ url: 'should be a valid URL (scheme://host[:port][/path])' });
+    },
+  });
+  service.register(plainKind(routes));
+  service.register(pluginKind(plugins));
+  for (const plugin of plugins) for (const entity of plugin.entities ?? []) service.register(credentialKind(entity));
+}

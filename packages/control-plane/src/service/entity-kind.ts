@@ -1,0 +1,40 @@
+import type { z } from 'zod';
+import type { EntityDefinition } from '@gatehouse/core';
+import type { Executor, StoredEntity } from '../store/entity-repository';
+
+/** What a kind's hooks may look at while an entity is written. */
+export interface WriteContext {
+  trx: Executor;
+  /** the stored entity being replaced or patched; null on create */
+  previous: StoredEntity | null;
+}
+
+/**
+ * An entity as the admin API serves it: its definition plus the few hooks where an entity differs from the generic
+ * path (plugins pick a config schema by name, credentials generate keys, keys seal private material). New entities
+ * usually need only `{ def }`.
+ */
+export interface EntityKind {
+  def: EntityDefinition;
+  /** the schema to coerce and validate this input with; default `def.schema` */
+  schemaFor?(input: Record<string, unknown>): z.ZodObject;
+  /** checks that must pass before schema validation (e.g. a plugin name that is not installed) */
+  preValidate?(input: Record<string, unknown>): void;
+  /** checks after schema validation and `def.check`; throw a DbError to refuse */
+  validate?(entity: Record<string, unknown>, ctx: WriteContext): void | Promise<void>;
+  /** turns the validated entity into what is stored (generate a key, hash a secret, seal a private key) */
+  prepare?(entity: Record<string, unknown>, ctx: WriteContext): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** what the admin API returns for a stored entity; default: the entity itself */
+  present?(entity: StoredEntity): Record<string, unknown>;
+  /**
+   * path segment of this entity under a parent it references, per parent entity name
+   * (e.g. `{ consumers: 'key-auth' }`); default: the entity's adminPath
+   */
+  nestedPaths?: Record<string, string>;
+  /** unique fields a collection GET accepts as exact-match query filters (consumers: `?custom_id=`) */
+  listFilters?: string[];
+}
+
+export function plainKind(def: EntityDefinition): EntityKind {
+  return { def };
+}

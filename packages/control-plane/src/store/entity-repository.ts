@@ -1,0 +1,125 @@
+import { sql, type Kysely } from 'kysely';
+import type { EntityDefinition } from '@gatehouse/core';
+import { columnOf, tableSpec, type TableSpec } from '../db/entity-tables';
+import type { SqlErrorMapper } from '../db/sql-errors';
+
+/** A database handle or an open transaction: repositories work with either. */
+export type Executor = Kysely<any>;
+
+export type StoredEntity = Record<string, unknown> & { id: string; created_at: number };
+
+export interface PageQuery {
+  size: number;
+  /** id of the last entity of the previous page */
+  after?: string;
+  /** all of these tags (AND) … */
+  tagsAll?: string[];
+  /** … or any of these (OR) */
+  tagsAny?: string[];
+  /** equality on foreign ids, e.g. { service: '<uuid>' } */
+  foreign?: Record<string, string>;
+  /** equality on fields that have a column (unique fields), e.g. { custom_id: 'abc' } */
+  equals?: Record<string, string>;
+}
+
+export interface Page {
+  items: StoredEntity[];
+  /** id to continue after, when there are more */
+  next: string | null;
+}
+
+/**
+ * Rows of one entity table. Knows the storage layout (jsonb entity + derived columns), nothing about validation.
+ * Every database error passes through the error mapper with what was being written.
+ */
+export class EntityRepository {
+  readonly spec: TableSpec;
+
+  constructor(
+    readonly def: EntityDefinition,
+    private readonly errors: SqlErrorMapper,
+  ) {
+    this.spec = tableSpec(def);
+  }
+
+  private columns(entity: StoredEntity): Record<string, unknown> {
+    const row: Record<string, unknown> = {
+      id: entity.id,
+      created_at: entity.created_at,
+      entity: sql`${JSON.stringify(entity)}::jsonb`,
+    };
+    for (const column of this.spec.plainColumns) {
+      const value = entity[column];
+      row[column] = value === null || value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
+    }
+    for (const fk of this.spec.foreign) {
+      const ref = entity[fk.field] as { id?: string } | null | undefined;
+      row[fk.column] = ref?.id ?? null;
+    }
+    return row;
+  }
+
+  private async guard<T>(work: Promise<T>, operation: 'write' | 'delete', entity?: Record<string, unknown>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      throw this.errors.map(err, { operation, entity });
+    }
+  }
+
+  async insert(ex: Executor, entity: StoredEntity): Promise<void> {
+    await this.guard(ex.insertInto(this.def.name).values(this.columns(entity)).execute(), 'write', entity);
+  }
+
+  async replace(ex: Executor, entity: StoredEntity): Promise<void> {
+    const { id: _id, ...set } = this.columns(entity);
+    await this.guard(ex.updateTable(this.def.name).set(set).where('id', '=', entity.id).execute(), 'write', entity);
+  }
+
+  /** true when a row was deleted */
+  async delete(ex: Executor, id: string): Promise<boolean> {
+    const result = await this.guard(ex.deleteFrom(this.def.name).where('id', '=', id).executeTakeFirst(), 'delete');
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async findById(ex: Executor, id: string): Promise<StoredEntity | null> {
+    const row = await ex.selectFrom(this.def.name).select('entity').where('id', '=', id).executeTakeFirst();
+    return row ? (row.entity as StoredEntity) : null;
+  }
+
+  /** lookup by a unique field (the endpoint key) or a foreign id */
+  async findByField(ex: Executor, field: string, value: string): Promise<StoredEntity | null> {
+    // Postgres text cannot hold NUL, so no stored value equals one that contains it
+    if (value.includes('\u0000')) return null;
+    const column = columnOf(this.def, field);
+    const hasColumn = column === 'id' || this.spec.plainColumns.includes(column) || this.spec.foreign.some((f) => f.column === column);
+    const query = ex.selectFrom(this.def.name).select('entity').limit(1);
+    const row = hasColumn
+      ? await query.where(column, '=', value).executeTakeFirst()
+      : await query.where(sql<string>`entity ->> ${field}`, '=', value).executeTakeFirst();
+    return row ? (row.entity as StoredEntity) : null;
+  }
+
+  async page(ex: Executor, q: PageQuery): Promise<Page> {
+    let query = ex.selectFrom(this.def.name).select(['id', 'entity']).orderBy('id').limit(q.size + 1);
+    if (q.after) query = query.where('id', '>', q.after);
+    for (const [field, id] of Object.entries(q.foreign ?? {})) query = query.where(columnOf(this.def, field), '=', id);
+    for (const [field, value] of Object.entries(q.equals ?? {})) {
+      if (!this.spec.plainColumns.includes(field)) throw new Error(`entity ${this.def.name}: no column for filter ${field}`);
+      query = value.includes('\u0000') ? query.where(sql<boolean>`false`) : query.where(field, '=', value);
+    }
+    if (q.tagsAll?.length) query = query.where(sql<boolean>`entity -> 'tags' ?& array[${sql.join(q.tagsAll)}]::text[]`);
+    if (q.tagsAny?.length) query = query.where(sql<boolean>`entity -> 'tags' ?| array[${sql.join(q.tagsAny)}]::text[]`);
+    const rows = await query.execute();
+    const more = rows.length > q.size;
+    const items = rows.slice(0, q.size).map((r) => r.entity as StoredEntity);
+    return { items, next: more ? String(items[items.length - 1]!.id) : null };
+  }
+
+  /** every row, ordered by id (snapshot building, cascades) */
+  async all(ex: Executor, foreign?: Record<string, string>): Promise<StoredEntity[]> {
+    let query = ex.selectFrom(this.def.name).select('entity').orderBy('id');
+    for (const [field, id] of Object.entries(foreign ?? {})) query = query.where(columnOf(this.def, field), '=', id);
+    return (await query.execute()).map((r) => r.entity as StoredEntity);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './config-store';
+export * from './entity-repository';
+export * from './dangling-references';
