@@ -6,6 +6,8 @@ import { jweDecrypt } from './jwe-decrypt';
 import { jwt } from './jwt';
 import { hmacAuth } from './hmac-auth';
 import { acl } from './acl';
+import { rateLimiting } from './rate-limiting';
+import { ldapAuth } from './ldap-auth';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -16,6 +18,8 @@ export const bundledPlugins: PluginDefinition[] = [
   jwt as PluginDefinition,
   hmacAuth as PluginDefinition,
   acl as PluginDefinition,
+  rateLimiting as PluginDefinition,
+  ldapAuth as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

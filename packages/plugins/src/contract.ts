@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 
@@ -69,11 +70,36 @@ export interface PluginContext<Index = unknown> {
   readonly index: Index;
   /** services a plugin may need at request time (Redis, token store); absent ones are undefined */
   readonly runtime: PluginRuntime;
+  /** the id of the plugin configuration whose hook is running (the data plane sets it; e.g. rate-limiting's counters) */
+  readonly pluginId?: string;
+  /** headers for the response the client gets, whoever produces it (absent where there is no client response) */
+  readonly response?: ResponseChanges;
+}
+
+/** Changes to the response sent to the client: the upstream's, a plugin's or the gateway's own. */
+export interface ResponseChanges {
+  /** sets a header, replacing one of the same name the upstream sent */
+  setHeader(name: string, value: string): void;
+}
+
+/** Where plugins report problems at request time. */
+export interface PluginLogger {
+  error(message: string, detail?: Record<string, unknown>): void;
+  warn?(message: string, detail?: Record<string, unknown>): void;
 }
 
 /** Long-lived collaborators a data plane hands to plugins; filled by later plugins as they need them. */
 export interface PluginRuntime {
   [service: string]: unknown;
+  /**
+   * the data plane's own Redis connection (the one REDIS_URL names), an ioredis client, for plugins whose state every
+   * data plane must share (rate-limiting's `redis` policy without `config.redis.host`); absent without Redis
+   */
+  redis?: Redis;
+  /** prefix of every key plugins write through `redis` ('' when absent); tests give each run a unique one */
+  redisPrefix?: string;
+  /** where plugins log; JSON lines on stderr when absent */
+  log?: PluginLogger;
 }
 
 /** A credential entity owned by a plugin, with its admin paths and write hooks. */

@@ -1,0 +1,223 @@
+// Runs Gatehouse as real processes in the two topologies every proxy behaviour is tested in:
+//   embedded: `gatehouse start` (PGlite, in-process bus), one process;
+//   cluster:  `gatehouse control-plane` on a throwaway Postgres database + N × `gatehouse data-plane`, over Redis.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import {
+  createTestDatabase,
+  deleteRedisPrefix,
+  freePorts,
+  SHARED_REDIS_URL,
+  spawnProcess,
+  uniqueRedisPrefix,
+  type SpawnedProcess,
+  type TestDatabase,
+} from '@gatehouse/testkit';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = join(ROOT, 'packages/cli/src/main.ts');
+const TSX_IMPORT = ['--import', 'tsx'];
+
+export type TopologyName = 'embedded' | 'cluster';
+export const TOPOLOGIES: TopologyName[] = ['embedded', 'cluster'];
+
+export interface DataPlaneHandle {
+  proxyUrl: string;
+  statusUrl: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  process: SpawnedProcess;
+}
+
+export interface Topology {
+  name: TopologyName;
+  adminUrl: string;
+  /** every data plane (one in embedded mode) */
+  dataPlanes: DataPlaneHandle[];
+  /** the first data plane's proxy */
+  proxyUrl: string;
+  controlPlane: SpawnedProcess;
+  /** resolves once every data plane serves the control plane's current config version */
+  converge(timeoutMs?: number): Promise<number>;
+  /** stops one data plane and starts it again with the same data directory (disk cache) */
+  restartDataPlane(index: number, env?: NodeJS.ProcessEnv): Promise<void>;
+  stopControlPlane(): Promise<void>;
+  startControlPlane(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface TopologyOptions {
+  dataPlanes?: number;
+  /** Redis for the cluster (default the shared one) */
+  redisUrl?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
+  return spawnProcess(process.execPath, [...TSX_IMPORT, CLI, command], {
+    name,
+    cwd: ROOT,
+    env: { GATEHOUSE_LOG_LEVEL: 'warn', ...env },
+    readyPattern,
+    timeoutMs: 60_000,
+  });
+}
+
+async function json(url: string): Promise<any> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+  return res.json();
+}
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown = null;
+  while (Date.now() < until) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+export async function startTopology(name: TopologyName, opts: TopologyOptions = {}): Promise<Topology> {
+  const dir = mkdtempSync(join(tmpdir(), `gatehouse-${name}-`));
+  const secret = randomBytes(16).toString('hex');
+  const count = name === 'embedded' ? 1 : (opts.dataPlanes ?? 2);
+  const ports = await freePorts(1 + count * 2);
+  const adminPort = ports[0]!;
+  const adminUrl = `http://127.0.0.1:${adminPort}`;
+  let database: TestDatabase | null = null;
+  const redisUrl = opts.redisUrl ?? SHARED_REDIS_URL;
+  const prefix = uniqueRedisPrefix(`e2e-${name}`);
+  const dataPlanes: DataPlaneHandle[] = [];
+  let controlPlane: SpawnedProcess;
+  let cpEnv: NodeJS.ProcessEnv;
+
+  if (name === 'embedded') {
+    const env = {
+      ...opts.env,
+      GATEHOUSE_DATA_DIR: join(dir, 'node'),
+      GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
+      GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}`,
+      GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${ports[2]}`,
+    };
+    cpEnv = env;
+    controlPlane = await cliProcess('gatehouse start', 'start', env, /status API listening/);
+    dataPlanes.push({ proxyUrl: `http://127.0.0.1:${ports[1]}`, statusUrl: `http://127.0.0.1:${ports[2]}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: controlPlane });
+  } else {
+    database = await createTestDatabase({ prefix: 'gh_e2e' });
+    const common = { ...opts.env, REDIS_URL: redisUrl, GATEHOUSE_REDIS_PREFIX: prefix, GATEHOUSE_CLUSTER_SECRET: secret };
+    cpEnv = { ...common, DATABASE_URL: database.url, GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`, GATEHOUSE_DATA_DIR: join(dir, 'cp') };
+    controlPlane = await cliProcess('gatehouse control-plane', 'control-plane', cpEnv, /admin API listening/);
+    for (let i = 0; i < count; i++) {
+      const proxyPort = ports[1 + i * 2]!;
+      const statusPort = ports[2 + i * 2]!;
+      const env = {
+        ...common,
+        GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
+        GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
+        GATEHOUSE_DATA_DIR: join(dir, `dp${i}`),
+        GATEHOUSE_DATA_PLANE_ID: `e2e-dp-${i}`,
+      };
+      const proc = await cliProcess(`gatehouse data-plane ${i}`, 'data-plane', env, /status API listening/);
+      dataPlanes.push({ proxyUrl: `http://127.0.0.1:${proxyPort}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc });
+    }
+  }
+
+  const topology: Topology = {
+    name,
+    adminUrl,
+    dataPlanes,
+    proxyUrl: dataPlanes[0]!.proxyUrl,
+    get controlPlane() {
+      return controlPlane;
+    },
+    async converge(timeoutMs = 15_000) {
+      const { config_version: version } = await json(`${adminUrl}/status`);
+      await waitUntil(
+        `every data plane at config version ${version}`,
+        async () => {
+          for (const dp of dataPlanes) {
+            const status = await json(`${dp.statusUrl}/status`);
+            if (status.config_version === null || status.config_version < version) return false;
+          }
+          return true;
+        },
+        timeoutMs,
+      );
+      return version as number;
+    },
+    async restartDataPlane(index, env = {}) {
+      const dp = dataPlanes[index]!;
+      await dp.process.stop();
+      const merged = { ...dp.env, ...env };
+      dp.process = await cliProcess(`gatehouse data-plane ${index}`, name === 'embedded' ? 'start' : 'data-plane', merged, /status API listening/);
+      if (name === 'embedded') controlPlane = dp.process;
+    },
+    async stopControlPlane() {
+      await controlPlane.stop();
+    },
+    async startControlPlane() {
+      controlPlane = await cliProcess('gatehouse control-plane', name === 'embedded' ? 'start' : 'control-plane', cpEnv, /admin API listening/);
+      if (name === 'embedded') dataPlanes[0]!.process = controlPlane;
+    },
+    async stop() {
+      await Promise.all([controlPlane.stop(), ...dataPlanes.map((dp) => dp.process.stop())]);
+      if (database) await database.drop();
+      if (name === 'cluster') await deleteRedisPrefix(redisUrl, prefix).catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return topology;
+}
+
+/** A small admin client: form-encoded writes as the interface document shows them. */
+export function adminClient(adminUrl: string) {
+  const send = async (method: string, path: string, form?: Record<string, string | string[]>) => {
+    let body: string | undefined;
+    if (form) {
+      const params = new URLSearchParams();
+      for (const [k, v] of Object.entries(form)) for (const item of Array.isArray(v) ? v : [v]) params.append(k, item);
+      body = params.toString();
+    }
+    const res = await fetch(`${adminUrl}${path}`, {
+      method,
+      headers: form ? { 'content-type': 'application/x-www-form-urlencoded' } : {},
+      body,
+    });
+    const text = await res.text();
+    let json: any = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = text;
+    }
+    if (res.status >= 500) throw new Error(`${method} ${path} → ${res.status} ${text}`);
+    return { status: res.status, body: json };
+  };
+  return {
+    post: (path: string, form: Record<string, string | string[]> = {}) => send('POST', path, form),
+    patch: (path: string, form: Record<string, string | string[]>) => send('PATCH', path, form),
+    put: (path: string, form: Record<string, string | string[]>) => send('PUT', path, form),
+    get: (path: string) => send('GET', path),
+    delete: (path: string) => send('DELETE', path),
+  };
+}
+
+/** A proxied request; returns status, headers and the echo upstream's JSON report (or the gateway's body). */
+export async function proxied(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body };
+}
