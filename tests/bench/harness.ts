@@ -8,6 +8,8 @@ const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url
 
 export interface Started {
   port: number;
+  /** what the script printed up to its LISTENING line (a scenario may print e.g. `JWT <token>` before it) */
+  output: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -25,6 +27,7 @@ export function startScript(script: string, env: Record<string, string> = {}, re
         clearTimeout(timer);
         resolve({
           port: Number(m[1]),
+          output: out,
           child,
           stop: () =>
             new Promise<void>((done) => {

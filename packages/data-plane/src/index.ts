@@ -9,6 +9,7 @@ export type { Forwarder, ForwarderKind } from './proxy/forwarder';
 export { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 export { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 export { upstreamPath } from './proxy/upstream-path';
+export { parseTrustedIps, TrustedProxies } from './proxy/client-ip';
 export type { UpstreamRequest } from './proxy/upstream-request';
 export { createDataPlaneServer, type DataPlaneLogger, type DataPlaneServer, type DataPlaneServerOptions, type ServerStats } from './server';
 export { createStatusServer, type StatusServer, type StatusServerOptions } from './status-server';

@@ -8,6 +8,7 @@ import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
+import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, type FixedResponse } from './proxy/responses';
@@ -33,6 +34,11 @@ export interface DataPlaneServerOptions {
   tls?: HttpsServerOptions;
   /** idle keep-alive time for client connections (ms); Kong's default is 60 s */
   keepAliveTimeout?: number;
+  /**
+   * proxies (CIDR blocks or addresses) whose X-Forwarded-For names the client; from anyone else the socket address
+   * is the client IP. Empty by default: no proxy is trusted.
+   */
+  trustedIps?: readonly string[];
 }
 
 export interface ServerStats {
@@ -64,9 +70,10 @@ function makeForwarder(choice: DataPlaneServerOptions['forwarder'], undici: Undi
   return choice;
 }
 
-function clientIpOf(req: IncomingMessage): string {
-  const ip = req.socket.remoteAddress ?? '';
-  return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+/** Headers plugins set for the client's response; the response's own headers win over them. */
+function applyResponseHeaders(res: ServerResponse, ex: Exchange): void {
+  const extra = ex.responseHeaders;
+  if (extra !== null) for (const [name, value] of extra) res.setHeader(name, value);
 }
 
 function isThenable(value: unknown): value is PromiseLike<ChainOutcome> {
@@ -99,6 +106,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const upgrades = new UpgradeRelay();
   const scheme = options.tls ? 'https' : 'http';
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
+  const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
+  const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
 
   /** Routes a request against the current configuration: the exchange to run, or the gateway's own answer. */
   function admit(req: IncomingMessage): Exchange | FixedResponse {
@@ -121,8 +130,16 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
 
   function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     const target = ex.compiledRoute.upstream;
-    if (target === null) return sendFixed(res, ProxyErrors.noService);
+    if (target === null) {
+      applyResponseHeaders(res, ex);
+      return sendFixed(res, ProxyErrors.noService);
+    }
     forwarder.forward(req, res, buildUpstreamRequest(ex, target));
+  }
+
+  function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {
+    applyResponseHeaders(res, ex);
+    sendPluginResponse(res, response);
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -134,12 +151,12 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       if (chain.length === 0) return forward(req, res, admitted);
       const outcome = runChain(admitted, chain, admitted.config.consumers, log);
       if (outcome === null) return forward(req, res, admitted);
-      if (!isThenable(outcome)) return sendPluginResponse(res, outcome);
+      if (!isThenable(outcome)) return answer(res, admitted, outcome);
       outcome.then(
         (settled) => {
           try {
             if (settled === null) forward(req, res, admitted);
-            else sendPluginResponse(res, settled);
+            else answer(res, admitted, settled);
           } catch (err) {
             failed('request failed', err);
             sendFixed(res, ProxyErrors.unexpected);
@@ -161,8 +178,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     stats.total_requests++;
     socket.on('error', () => socket.destroy());
     const answerFixed = (r: FixedResponse) => sendOnSocket(socket as Socket, r.status, r.headers, r.body);
-    const answerPlugin = (response: PluginResponse) => {
+    const answerPlugin = (response: PluginResponse, ex: Exchange) => {
       const rendered = renderPluginResponse(response);
+      if (ex.responseHeaders !== null) for (const [name, value] of ex.responseHeaders) rendered.headers[name] ??= value;
       sendOnSocket(socket as Socket, rendered.status, rendered.headers, rendered.body);
     };
     const proceed = (ex: Exchange) => {
@@ -170,7 +188,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       if (target === null) return answerFixed(ProxyErrors.noService);
       upgrades.relay(req, socket, head, buildUpstreamRequest(ex, target, true));
     };
-    const settle = (outcome: ChainOutcome, ex: Exchange) => (outcome === null ? proceed(ex) : answerPlugin(outcome));
+    const settle = (outcome: ChainOutcome, ex: Exchange) => (outcome === null ? proceed(ex) : answerPlugin(outcome, ex));
     try {
       const admitted = admit(req);
       if (!(admitted instanceof Exchange)) return answerFixed(admitted);

@@ -8,6 +8,7 @@ import { hmacAuth } from './hmac-auth';
 import { acl } from './acl';
 import { rateLimiting } from './rate-limiting';
 import { ldapAuth } from './ldap-auth';
+import { oauth2 } from './oauth2';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -20,6 +21,7 @@ export const bundledPlugins: PluginDefinition[] = [
   acl as PluginDefinition,
   rateLimiting as PluginDefinition,
   ldapAuth as PluginDefinition,
+  oauth2 as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

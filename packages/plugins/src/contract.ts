@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
+import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 
 /** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
 export interface CredentialRef {
@@ -31,6 +32,11 @@ export interface PluginRequest {
   readonly clientIp: string;
   /** "http" or "https" as seen by the gateway (a trusted X-Forwarded-Proto may say https) */
   readonly scheme: string;
+  /**
+   * the connection came from a trusted proxy (the data plane's `trustedIps`, Kong's `trusted_ips`), so its
+   * X-Forwarded-* headers may be believed (oauth2's `accept_http_if_already_terminated`); absent means not trusted
+   */
+  readonly fromTrustedProxy?: boolean;
   /** buffers the request body once and returns it; later reads get the same bytes */
   readBody(): Promise<Buffer>;
 }
@@ -100,6 +106,11 @@ export interface PluginRuntime {
   redisPrefix?: string;
   /** where plugins log; JSON lines on stderr when absent */
   log?: PluginLogger;
+  /**
+   * where oauth2 keeps its tokens and authorization codes, shared with the control plane's `/oauth2_tokens`: a
+   * `MemoryTokenStore` in embedded mode; absent, oauth2 uses Redis through `redis` (keys under `<redisPrefix>oauth2:`)
+   */
+  oauth2Tokens?: OAuth2TokenStore;
 }
 
 /** A credential entity owned by a plugin, with its admin paths and write hooks. */

@@ -38,3 +38,12 @@ export { createRateLimiter, rateLimitingConnections, type RateLimiterOptions } f
 export { LocalCounters } from './rate-limiting/local-counters';
 export { RedisConnections } from './rate-limiting/redis-connections';
 export { windowOf, type CountingWindow } from './rate-limiting/windows';
+export * from './oauth2/schema';
+export * from './oauth2/entities';
+export { oauth2, oauth2EndpointOf } from './oauth2';
+export { buildOAuth2Index, type OAuth2Client, type OAuth2Index } from './oauth2/credential-index';
+export * from './oauth2/token-store';
+export { MemoryTokenStore } from './oauth2/memory-token-store';
+export { RedisTokenStore } from './oauth2/redis-token-store';
+export { redisTokenStore, oauth2RedisPrefix, tokenStoreOf } from './oauth2/runtime-store';
+export { hashSecret, isHashedSecret, verifyHashedSecret } from './oauth2/secret';

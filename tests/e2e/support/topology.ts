@@ -66,6 +66,14 @@ function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, ready
   });
 }
 
+/**
+ * Starts one `gatehouse <command>` process with the given environment (merged over this process's), resolving once
+ * its output matches `readyPattern`; for processes outside a topology (a data plane with no Redis, for instance).
+ */
+export function spawnGatehouse(command: 'start' | 'control-plane' | 'data-plane', env: NodeJS.ProcessEnv, readyPattern: RegExp, name = `gatehouse ${command}`): Promise<SpawnedProcess> {
+  return cliProcess(name, command, env, readyPattern);
+}
+
 async function json(url: string): Promise<any> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url} answered ${res.status}`);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Consumer, Route, Service } from '@gatehouse/core';
-import type { CredentialRef, PluginRequest, PluginRuntime, UpstreamChanges } from '@gatehouse/plugins';
+import type { CredentialRef, PluginRequest, PluginRuntime, ResponseChanges, UpstreamChanges } from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
 import type { ChainState } from './run-chain';
 
@@ -30,6 +30,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   credential: CredentialRef | null = null;
   anonymous = false;
   index: unknown = undefined;
+  /** the plugin configuration whose hook runs now */
+  pluginId: string | undefined = undefined;
 
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
@@ -39,9 +41,12 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   body: Buffer | null = null;
   bodyReplaced = false;
   bodyContentType: string | null = null;
+  /** headers plugins set on the client's response (lower-case names), applied to whatever response is sent */
+  responseHeaders: Map<string, string> | null = null;
 
   private parsedQuery: URLSearchParams | null = null;
   private bodyRead: Promise<Buffer> | null = null;
+  private responseChanges: ResponseChanges | null = null;
 
   constructor(
     readonly incoming: IncomingMessage,
@@ -74,6 +79,12 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   get upstream(): UpstreamChanges {
     return this;
+  }
+
+  get response(): ResponseChanges {
+    return (this.responseChanges ??= {
+      setHeader: (name, value) => void (this.responseHeaders ??= new Map()).set(name.toLowerCase(), value),
+    });
   }
 
   get rawHeaders(): readonly string[] {

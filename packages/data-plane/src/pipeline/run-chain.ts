@@ -33,6 +33,7 @@ export interface ChainState extends PluginContext {
   credential: CredentialRef | null;
   anonymous: boolean;
   index: unknown;
+  pluginId?: string;
 }
 
 export interface ChainLogger {
@@ -99,6 +100,7 @@ function authRemains(chain: readonly ChainStep[], from: number): boolean {
 
 function serveEndpoint(state: ChainState, pending: PendingEndpoint, log: ChainLogger): ChainOutcome | Promise<ChainOutcome> {
   state.index = pending.step.index;
+  state.pluginId = pending.instance.id;
   try {
     const served = pending.step.plugin.endpoint!.serve(state, pending.instance.config);
     return isThenable<PluginResponse>(served) ? Promise.resolve(served).then(undefined, (err) => failed(log, pending.instance, err)) : served;
@@ -128,6 +130,7 @@ function runFrom(
       if (config.run_on_preflight === false && state.req.method === 'OPTIONS') continue;
       if (plugin.endpoint !== undefined && pending === null) {
         state.index = step.index;
+        state.pluginId = instance.id;
         if (plugin.endpoint.matches(state, config)) {
           pending = { step, instance };
           continue;
@@ -137,6 +140,7 @@ function runFrom(
       if (anonymous !== null && state.credential !== null) continue;
       if (plugin.authenticate === undefined) continue;
       state.index = step.index;
+      state.pluginId = instance.id;
       let result: AuthResult | Promise<AuthResult>;
       try {
         result = plugin.authenticate(state, config);
@@ -160,6 +164,7 @@ function runFrom(
     const instance = scoped ?? step.base;
     if (instance === null || !(https ? instance.https : instance.http) || plugin.access === undefined) continue;
     state.index = step.index;
+    state.pluginId = instance.id;
     let result: PluginResponse | void | Promise<PluginResponse | void>;
     try {
       result = plugin.access(state, instance.config);

@@ -22,12 +22,19 @@ export class HttpProxyForwarder implements Forwarder {
   readonly name = 'http-proxy';
   private readonly proxy = httpProxy.createProxyServer({ xfwd: false, prependPath: false });
   private readonly agents = new Map<string, HttpAgent>();
+  /** plugin-set response headers of the requests in flight, by client response */
+  private readonly responseHeaders = new WeakMap<ServerResponse, ReadonlyMap<string, string>>();
 
   constructor() {
     // Node's client has no per-request read timeout: bound the wait for the upstream on its socket
     this.proxy.on('proxyReq', (proxyReq, _req, _res, options) => {
       const { readTimeout } = options as TimedOptions;
       proxyReq.setTimeout(readTimeout, () => proxyReq.destroy(Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' })));
+    });
+    // http-proxy copies proxyRes.headers to the client response right after this event: plugin headers replace the upstream's
+    this.proxy.on('proxyRes', (proxyRes, _req, res) => {
+      const extra = this.responseHeaders.get(res as ServerResponse);
+      if (extra !== undefined) for (const [name, value] of extra) proxyRes.headers[name] = value;
     });
   }
 
@@ -46,6 +53,7 @@ export class HttpProxyForwarder implements Forwarder {
     // http-proxy forwards req.url and req.headers: hand it the prepared ones
     req.url = upstream.path;
     req.headers = upstream.headers as IncomingMessage['headers'];
+    if (upstream.responseHeaders !== null) this.responseHeaders.set(res, upstream.responseHeaders);
     const options: TimedOptions = {
       target: { protocol: `${target.protocol}:`, host: target.host, port: String(target.port) },
       agent: this.agentFor(target),

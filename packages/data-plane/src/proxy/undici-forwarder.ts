@@ -24,7 +24,11 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   private resume: (() => void) | null = null;
   private done = false;
 
-  constructor(private readonly res: ServerResponse) {
+  constructor(
+    private readonly res: ServerResponse,
+    /** plugin-set headers that replace the upstream's of the same name */
+    private readonly extraHeaders: ReadonlyMap<string, string> | null = null,
+  ) {
     res.once('close', () => {
       if (!this.done) {
         this.done = true;
@@ -41,11 +45,14 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return true;
     this.resume = resume;
     const headers: string[] = [];
+    const extra = this.extraHeaders;
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]!.toString('latin1');
       if (HOP_BY_HOP_LENGTHS.has(name.length) && HOP_BY_HOP_RESPONSE.has(name.toLowerCase())) continue;
+      if (extra !== null && extra.has(name.toLowerCase())) continue;
       headers.push(name, rawHeaders[i + 1]!.toString('latin1'));
     }
+    if (extra !== null) for (const [name, value] of extra) headers.push(name, value);
     this.res.writeHead(statusCode, headers);
     return true;
   }
@@ -94,7 +101,7 @@ export class UndiciForwarder implements Forwarder {
   }
 
   forward(_req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
-    const relay = new ResponseRelay(res);
+    const relay = new ResponseRelay(res, upstream.responseHeaders);
     try {
       this.poolFor(upstream.target).dispatch(
         {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { UpstreamTarget } from '../compile/types';
 import type { Exchange } from '../pipeline/exchange';
+import { peerAddress } from './client-ip';
 import { upstreamPath } from './upstream-path';
 
 /** What a forwarder sends: everything decided, nothing left to compute. */
@@ -14,6 +15,8 @@ export interface UpstreamRequest {
   body: Buffer | Readable | null;
   /** a WebSocket (or other) upgrade: Connection/Upgrade are kept */
   upgrade: boolean;
+  /** headers plugins set for the client's response (lower-case names); they replace the upstream's of that name */
+  responseHeaders: ReadonlyMap<string, string> | null;
 }
 
 /**
@@ -96,7 +99,8 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
 
   const clientHost = incoming.host;
   const forwardedFor = incoming['x-forwarded-for'];
-  headers['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${ex.clientIp}` : ex.clientIp;
+  // the hop that connected to us is appended (behind a trusted proxy, that proxy; the client IP is in x-real-ip)
+  headers['x-forwarded-for'] = forwardedFor ? `${forwardedFor}, ${peerAddress(ex.incoming)}` : ex.clientIp;
   headers['x-forwarded-proto'] = ex.scheme;
   if (clientHost !== undefined) headers['x-forwarded-host'] = hostWithoutPort(clientHost);
   headers['x-forwarded-port'] = String(ex.incoming.socket.localPort ?? '');
@@ -116,5 +120,5 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
 
   const query = ex.upstreamQuery();
   const path = upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
-  return { target, method: ex.method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade };
+  return { target, method: ex.method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders };
 }

@@ -4,6 +4,9 @@ import { createHash } from 'node:crypto';
 export interface BindCacheKeyParts {
   host: string;
   port: number;
+  /** how the server was reached (`ldap`, `ldaps`, `starttls`, with `+verify` when its certificate was checked): a
+   * bind proven over a weaker channel does not count for a configuration that asks for a stronger one */
+  transport: string;
   baseDn: string;
   attribute: string;
   username: string;
@@ -25,7 +28,7 @@ export class BindCache {
 
   static keyOf(parts: BindCacheKeyParts): string {
     return createHash('sha256')
-      .update(`${parts.host}\0${parts.port}\0${parts.baseDn}\0${parts.attribute}\0${parts.username}\0`)
+      .update(`${parts.host}\0${parts.port}\0${parts.transport}\0${parts.baseDn}\0${parts.attribute}\0${parts.username}\0`)
       .update(parts.password)
       .digest('base64');
   }

@@ -18,6 +18,7 @@ export const sharedLdapAuthRuntime: LdapAuthRuntime = { binder: new LdapConnecti
 
 interface PreparedConfig {
   server: LdapServer;
+  transport: string;
   missing: AuthResult;
   invalid: AuthResult;
 }
@@ -44,6 +45,7 @@ function prepare(config: LdapAuthConfig): PreparedConfig {
       timeout: config.timeout,
       keepalive: config.keepalive,
     },
+    transport: `${config.ldaps ? 'ldaps' : config.start_tls ? 'starttls' : 'ldap'}${config.verify_ldap_host ? '+verify' : ''}`,
     missing: { ok: false, response: { status: 401, body: { message: 'Unauthorized' }, headers } },
     invalid: { ok: false, response: { status: 401, body: { message: 'Invalid authentication credentials' }, headers } },
   };
@@ -66,12 +68,13 @@ interface Candidate {
   key: string;
 }
 
-function candidateOf(config: LdapAuthConfig, header: string | undefined): Candidate | null {
+function candidateOf(config: LdapAuthConfig, prepared: PreparedConfig, header: string | undefined): Candidate | null {
   const given = parseLdapAuthorization(header, config.header_type);
   if (given === null) return null;
   const key = BindCache.keyOf({
     host: config.ldap_host,
     port: config.ldap_port,
+    transport: prepared.transport,
     baseDn: config.base_dn,
     attribute: config.attribute,
     username: given.username,
@@ -121,8 +124,8 @@ export function ldapAuthAuthenticate(ctx: PluginContext, config: LdapAuthConfig)
   const proxyAuthorization = headerOf(ctx, 'proxy-authorization');
   const authorization = headerOf(ctx, 'authorization');
   if (proxyAuthorization === undefined && authorization === undefined) return prepared.missing;
-  const fromProxy = candidateOf(config, proxyAuthorization);
-  let fromAuthorization = candidateOf(config, authorization);
+  const fromProxy = candidateOf(config, prepared, proxyAuthorization);
+  let fromAuthorization = candidateOf(config, prepared, authorization);
   if (fromProxy !== null && fromAuthorization !== null && fromProxy.key === fromAuthorization.key) fromAuthorization = null;
   const candidates = [fromProxy, fromAuthorization];
   return tryCandidates(ctx, config, prepared, runtimeOf(ctx), candidates, 0);

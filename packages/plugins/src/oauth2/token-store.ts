@@ -46,8 +46,8 @@ export interface TokenPage {
 }
 
 export interface TokenStore {
-  /** stores a token; it and its refresh token disappear after `lifetimeSeconds` (null: kept until revoked) */
-  saveToken(token: OAuth2Token, lifetimeSeconds: number | null): Promise<void>;
+  /** stores a token; it and its refresh token disappear at `token.removed_at_ms` (null: kept until revoked) */
+  saveToken(token: OAuth2Token): Promise<void>;
   findByAccessToken(accessToken: string): Promise<OAuth2Token | null>;
   findByRefreshToken(refreshToken: string): Promise<OAuth2Token | null>;
   findById(id: string): Promise<OAuth2Token | null>;

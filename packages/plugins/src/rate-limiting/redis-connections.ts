@@ -3,8 +3,9 @@ import type { RateLimitingRedisConfig } from './schema';
 
 /**
  * Connections of plugins configured with their own Redis (`config.redis.host`), one per distinct server and
- * credentials, opened on first use and kept while the process runs. They never queue commands while disconnected
- * (the policy fails fast and `fault_tolerant` decides), and reconnect in the background.
+ * credentials, opened on first use and kept while the process runs. A command in flight when the connection drops
+ * fails instead of waiting for the reconnection (the policy fails fast and `fault_tolerant` decides); the client
+ * reconnects in the background.
  */
 export class RedisConnections {
   private readonly clients = new Map<string, Redis>();
@@ -20,7 +21,6 @@ export class RedisConnections {
         password: settings.password ?? undefined,
         db: settings.database,
         connectTimeout: settings.timeout,
-        enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
         retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
         tls: settings.ssl ? { rejectUnauthorized: settings.ssl_verify, servername: settings.server_name ?? settings.host ?? undefined } : undefined,

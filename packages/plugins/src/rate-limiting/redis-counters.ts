@@ -3,7 +3,7 @@ import type { PeriodLimit, Tally } from './tally';
 
 /** The part of an ioredis client the redis policy uses. */
 export interface RedisScriptRunner {
-  /** ioredis connection state; commands are only sent when it is 'ready' */
+  /** ioredis connection state; nothing is sent while a lost connection is being re-established */
   readonly status: string;
   evalsha(sha1: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>;
   eval(script: string, numkeys: number, ...args: Array<string | number>): Promise<unknown>;
@@ -35,6 +35,9 @@ return counts
 `;
 
 const TAKE_SHA = createHash('sha1').update(TAKE_SCRIPT).digest('hex');
+
+/** ioredis states of a connection that was lost (or closed for good) */
+const LOST = new Set(['reconnecting', 'close', 'end']);
 
 /** Raised when the counters cannot be reached; the handler decides what fault_tolerant makes of it. */
 export class CounterStoreError extends Error {
@@ -69,8 +72,9 @@ export async function takeFromRedis(
   nowMs: number,
   timeoutMs: number,
 ): Promise<Tally> {
-  // a client that is (re)connecting would queue the command and answer late: fail at once instead
-  if (client.status !== 'ready') throw new CounterStoreError(`Redis is not connected (${client.status})`);
+  // a client that lost its connection would queue the command until it is back: fail at once instead (a client
+  // still opening its first connection is waited for, within the timeout)
+  if (LOST.has(client.status)) throw new CounterStoreError(`Redis is not connected (${client.status})`);
   const n = limits.length;
   const args: Array<string | number> = new Array(n * 3);
   for (let i = 0; i < n; i++) {

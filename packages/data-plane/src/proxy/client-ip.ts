@@ -1,0 +1,71 @@
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+
+/** An address as the gateway reports it: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) shown as plain IPv4. */
+export function plainAddress(address: string): string {
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+/** The address of the peer that opened the connection. */
+export function peerAddress(req: IncomingMessage): string {
+  return plainAddress(req.socket.remoteAddress ?? '');
+}
+
+/**
+ * The proxies whose `X-Forwarded-For` is believed (the data plane's `trustedIps`, e.g. GATEHOUSE_TRUSTED_IPS): CIDR
+ * blocks or single addresses, IPv4 or IPv6. Requests from anyone else are identified by their socket address, so a
+ * client cannot choose its own address (and with it its rate-limiting budget) by sending the header.
+ */
+export class TrustedProxies {
+  private readonly list = new BlockList();
+
+  constructor(entries: readonly string[]) {
+    for (const raw of entries) {
+      const entry = raw.trim();
+      if (entry === '') continue;
+      const slash = entry.indexOf('/');
+      const address = slash < 0 ? entry : entry.slice(0, slash);
+      const family = isIP(address);
+      const prefix = slash < 0 ? (family === 6 ? 128 : 32) : Number(entry.slice(slash + 1));
+      const maxPrefix = family === 6 ? 128 : 32;
+      if (family === 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > maxPrefix || (slash >= 0 && !/^\d+$/.test(entry.slice(slash + 1)))) {
+        throw new Error(`invalid trusted IP or CIDR block '${entry}'`);
+      }
+      this.list.addSubnet(address, prefix, family === 6 ? 'ipv6' : 'ipv4');
+    }
+  }
+
+  trusts(address: string): boolean {
+    const family = isIP(address);
+    return family !== 0 && this.list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  }
+
+  /**
+   * The client's address: the socket peer; when that peer is trusted, the right-most `X-Forwarded-For` entry that is
+   * not a trusted proxy (nginx's real_ip_recursive). An entry that is not an address stops the walk at the last
+   * trusted hop; a list of trusted proxies only gives its left-most entry.
+   */
+  clientIp(req: IncomingMessage): string {
+    let client = peerAddress(req);
+    if (!this.trusts(client)) return client;
+    const header = req.headers['x-forwarded-for'];
+    if (header === undefined) return client;
+    const entries = (Array.isArray(header) ? header.join(',') : header).split(',');
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = plainAddress(entries[i]!.trim());
+      if (isIP(entry) === 0) return client;
+      client = entry;
+      if (!this.trusts(entry)) return client;
+    }
+    return client;
+  }
+}
+
+/** Splits a comma-separated list such as GATEHOUSE_TRUSTED_IPS (`10.0.0.0/8, 192.168.1.7, ::1`). */
+export function parseTrustedIps(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}

@@ -1,0 +1,45 @@
+import { definePlugin, type PluginContext } from '../contract';
+import { oauth2Authenticate } from './access';
+import { serveAuthorize } from './authorize-endpoint';
+import { buildOAuth2Index, type OAuth2Index } from './credential-index';
+import { oauth2Credentials } from './entities';
+import { endpointResponse } from './grants';
+import { tokenStoreOf } from './runtime-store';
+import { checkOAuth2Config, oauth2ConfigSchema, type OAuth2Config } from './schema';
+import { serveToken } from './token-endpoint';
+
+type Endpoint = 'token' | 'authorize';
+
+/** Which of the plugin's endpoints a path names: it ends with `/oauth2/token` or `/oauth2/authorize` (slash allowed). */
+export function oauth2EndpointOf(path: string): Endpoint | null {
+  const trimmed = path.endsWith('/') ? path.slice(0, -1) : path;
+  if (trimmed.endsWith('/oauth2/token')) return 'token';
+  if (trimmed.endsWith('/oauth2/authorize')) return 'authorize';
+  return null;
+}
+
+function serve(ctx: PluginContext<OAuth2Index>, config: OAuth2Config) {
+  const endpoint = oauth2EndpointOf(ctx.req.path)!;
+  if (ctx.req.method !== 'POST') {
+    return endpointResponse(405, { error: 'invalid_method', error_description: `The HTTP method ${ctx.req.method} is invalid for the ${endpoint} endpoint` });
+  }
+  const store = tokenStoreOf(ctx.runtime);
+  return endpoint === 'token' ? serveToken(ctx, config, store) : serveAuthorize(ctx, config, store);
+}
+
+export const oauth2 = definePlugin<OAuth2Config, OAuth2Index>({
+  name: 'oauth2',
+  priority: 1400,
+  version: '3.9.0',
+  configSchema: oauth2ConfigSchema,
+  auth: true,
+  noConsumer: true,
+  entities: [oauth2Credentials],
+  checkConfig: checkOAuth2Config,
+  compile: buildOAuth2Index,
+  authenticate: oauth2Authenticate,
+  endpoint: {
+    matches: (ctx) => oauth2EndpointOf(ctx.req.path) !== null,
+    serve,
+  },
+});

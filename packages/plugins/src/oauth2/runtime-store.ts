@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+import type { PluginRuntime } from '../contract';
+import { RedisTokenStore } from './redis-token-store';
+import type { TokenStore } from './token-store';
+
+/** The key prefix of oauth2's entries under the deployment's Redis prefix (`gatehouse:` → `gatehouse:oauth2:`). */
+export function oauth2RedisPrefix(redisPrefix = ''): string {
+  return `${redisPrefix}oauth2:`;
+}
+
+/** The token store of a cluster: data planes and control plane build it from the same Redis and prefix. */
+export function redisTokenStore(redis: Redis, redisPrefix = ''): TokenStore {
+  return new RedisTokenStore(redis, oauth2RedisPrefix(redisPrefix));
+}
+
+const fromRedis = new WeakMap<Redis, Map<string, TokenStore>>();
+
+/**
+ * The store a data plane gives oauth2: `runtime.oauth2Tokens`, else one over the data plane's Redis connection
+ * (`runtime.redis`, keys under `<runtime.redisPrefix>oauth2:`). Without either the plugin cannot keep tokens anywhere
+ * every data plane sees, so it refuses to work rather than keep them in one process.
+ */
+export function tokenStoreOf(runtime: PluginRuntime): TokenStore {
+  if (runtime.oauth2Tokens) return runtime.oauth2Tokens;
+  const redis = runtime.redis;
+  if (!redis) throw new Error('oauth2 has no token store: give the data plane runtime.oauth2Tokens or runtime.redis');
+  const prefix = runtime.redisPrefix ?? '';
+  let byPrefix = fromRedis.get(redis);
+  if (!byPrefix) fromRedis.set(redis, (byPrefix = new Map()));
+  let store = byPrefix.get(prefix);
+  if (!store) byPrefix.set(prefix, (store = redisTokenStore(redis, prefix)));
+  return store;
+}

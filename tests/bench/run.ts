@@ -1,0 +1,84 @@
+// `pnpm bench`: every figure of one run is measured on this machine, in this run, and printed as a ratio against
+// a baseline measured in the same run. Each server runs as its own process; the load generator (autocannon) runs here.
+//   BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_ONLY (comma-separated target names)
+import { existsSync } from 'node:fs';
+import { here, load, printTable, startScript, type LoadResult } from './harness';
+import { measurePropagation } from './propagation';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const API_KEY = 'bench-key';
+
+interface Target {
+  name: string;
+  script: string;
+  env?: Record<string, string>;
+  headers?: Record<string, string>;
+  /** where extra setup lives (optional scenario scripts) */
+  optional?: boolean;
+}
+
+const targets: Target[] = [
+  { name: '(b) undici forwarder + Map key check', script: 'servers/forwarder-undici.ts', headers: { apikey: API_KEY } },
+  { name: '(c) http-proxy forwarder + Map key check', script: 'servers/forwarder-http-proxy.ts', headers: { apikey: API_KEY } },
+  { name: 'gatehouse data plane, key-auth (undici)', script: 'servers/dataplane-key-auth.ts', headers: { apikey: API_KEY } },
+  { name: 'gatehouse data plane, key-auth (http-proxy)', script: 'servers/dataplane-key-auth.ts', env: { FORWARDER: 'http-proxy' }, headers: { apikey: API_KEY } },
+  { name: 'gatehouse, key-auth + rate-limiting local', script: 'servers/dataplane-rate-limiting-local.ts', headers: { apikey: API_KEY }, optional: true },
+  { name: 'gatehouse, key-auth + rate-limiting redis', script: 'servers/dataplane-rate-limiting-redis.ts', headers: { apikey: API_KEY }, optional: true },
+  { name: 'gatehouse, jwt HS256', script: 'servers/dataplane-jwt.ts', optional: true },
+];
+
+async function main(): Promise<void> {
+  console.log(`gatehouse bench: ${seconds}s per target, ${connections} connections, node ${process.version}\n`);
+  const upstream = await startScript(here('servers/upstream.ts'));
+  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
+  const rows: LoadResult[] = [];
+  try {
+    if (!only || only.includes('direct')) rows.push(await load('(a) upstream directly', `${upstreamUrl}/bench`, { connections, seconds }));
+    for (const t of targets) {
+      if (only && !only.some((o) => t.name.includes(o))) continue;
+      if (t.optional && !existsSync(here(t.script))) continue;
+      const server = await startScript(here(t.script), { UPSTREAM_URL: upstreamUrl, API_KEY, ...t.env });
+      try {
+        const extra = jwtHeaders(server.output);
+        rows.push(await load(t.name, `http://127.0.0.1:${server.port}/bench`, { connections, seconds, headers: { ...t.headers, ...extra } }));
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    await upstream.stop();
+  }
+  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0]!;
+  console.log('');
+  printTable(rows, baseline);
+  const direct = rows.find((r) => r.name.startsWith('(a)'));
+  if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+
+  if (!only || only.includes('propagation')) {
+    const propagationUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      const p = await measurePropagation(`http://127.0.0.1:${propagationUpstream.port}`);
+      console.log(
+        `\nadmin write → served by both data planes (CP + 2 DPs over Redis, ${p.samples} writes): p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms`,
+      );
+    } finally {
+      await propagationUpstream.stop();
+    }
+  }
+}
+
+/** a jwt scenario script prints `JWT <token>` before its LISTENING line; the token is sent as a bearer token */
+function jwtHeaders(output: string): Record<string, string> {
+  const m = /JWT (\S+)/.exec(output);
+  return m ? { authorization: `Bearer ${m[1]}` } : {};
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,20 @@
+// Target (d): a Gatehouse data plane serving one route with key-auth, built from a snapshot like any other.
+// FORWARDER=undici (default) or http-proxy selects the forwarding engine.
+import { compile, ConfigHolder, createDataPlaneServer } from '@gatehouse/data-plane';
+import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
+
+const service = makeService({ name: 'bench', url: process.env.UPSTREAM_URL! });
+const route = makeRoute({ paths: ['/'], service: { id: service.id } });
+const consumer = makeConsumer({ username: 'bench' });
+const plugin = makePlugin({ name: 'key-auth', service: { id: service.id }, config: {} });
+const credential = makeCredential(consumer, { key: process.env.API_KEY ?? 'bench-key' });
+const snapshot = makeSnapshot({ services: [service], routes: [route], consumers: [consumer], plugins: [plugin], credentials: { keyauth_credentials: [credential] } });
+
+const holder = new ConfigHolder();
+holder.swap(compile(snapshot));
+const server = await createDataPlaneServer({
+  holder,
+  listen: { host: '127.0.0.1', port: Number(process.env.PORT ?? 0) },
+  forwarder: (process.env.FORWARDER as 'undici' | 'http-proxy' | undefined) ?? 'undici',
+});
+process.stdout.write(`LISTENING ${server.port}\n`);
