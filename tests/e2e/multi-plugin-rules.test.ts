@@ -251,8 +251,9 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
       const valid = await everywhere('/dangling', ALICE_KEY);
       expect(valid.status).toBe(200);
       expect(valid.body.headers['x-consumer-id']).toBe(ids.alice);
-      expect((await everywhere('/dangling', BOB_BASIC)).status).toBe(200);
-      for (const headers of [{}, { apikey: 'wrong' }]) {
+      // key-auth is tried first: a request carrying only basic credentials already failed key-auth's authentication,
+      // whose fallback then finds no consumer (Kong does the same)
+      for (const headers of [{}, { apikey: 'wrong' }, BOB_BASIC]) {
         const failed = await everywhere('/dangling', headers);
         expect(failed.status).toBe(500);
         expect(failed.body).toEqual({ message: 'An unexpected error occurred' });
@@ -268,7 +269,9 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
       const after = await everywhere('/deletedanon');
       expect(after.status).toBe(500);
       expect(after.body).toEqual({ message: 'An unexpected error occurred' });
-      expect((await everywhere('/deletedanon', BOB_BASIC)).status).toBe(200);
+      const valid = await everywhere('/deletedanon', ALICE_KEY);
+      expect(valid.status).toBe(200);
+      expect(valid.body.headers['x-consumer-id']).toBe(ids.alice);
     });
   });
 });

@@ -121,7 +121,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
       return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req) : ProxyErrors.noRoute;
     }
-    return new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
+    const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
+    if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
+    return ex;
   }
 
   function failed(what: string, err: unknown): void {

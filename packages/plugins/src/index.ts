@@ -42,7 +42,16 @@ export * from './oauth2/schema';
 export * from './oauth2/entities';
 export { oauth2, oauth2EndpointOf } from './oauth2';
 export { buildOAuth2Index, type OAuth2Client, type OAuth2Index } from './oauth2/credential-index';
-export * from './oauth2/token-store';
+export {
+  presentToken as presentOAuth2Token,
+  listOAuth2Tokens,
+  findOAuth2Token,
+  decodeCursor as decodeOAuth2TokenCursor,
+  type TokenStore as OAuth2TokenStore,
+  type OAuth2Token,
+  type AuthorizationCode as OAuth2AuthorizationCode,
+  type TokenPage as OAuth2TokenPage,
+} from './oauth2/token-store';
 export { MemoryTokenStore } from './oauth2/memory-token-store';
 export { RedisTokenStore } from './oauth2/redis-token-store';
 export { redisTokenStore, oauth2RedisPrefix, tokenStoreOf } from './oauth2/runtime-store';

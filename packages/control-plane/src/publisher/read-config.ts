@@ -11,28 +11,25 @@ export interface ReadConfigOptions {
 }
 
 /**
- * Reads everything a data plane needs, and the config version it corresponds to, in ONE repeatable-read
+ * Reads everything a data plane needs, and the config version it corresponds to, in one repeatable-read
  * transaction: the snapshot is a consistent cut even while other admin writes commit.
  */
 export async function readSnapshotConfig(store: ConfigStore, opts: ReadConfigOptions): Promise<{ version: number; config: SnapshotConfig }> {
-  return store.database.db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
-      const version = await store.version(trx);
-      const config = emptyConfig();
-      const [services, routes, consumers, plugins] = await Promise.all(
-        ['services', 'routes', 'consumers', 'plugins'].map((name) => store.repo(name).all(trx)),
-      );
-      config.services = services as unknown as SnapshotConfig['services'];
-      config.routes = routes as unknown as SnapshotConfig['routes'];
-      config.consumers = consumers as unknown as SnapshotConfig['consumers'];
-      config.plugins = plugins as unknown as SnapshotConfig['plugins'];
-      for (const entity of opts.plugins.flatMap((p) => p.entities ?? [])) {
-        if (entity.name in config.credentials) continue;
-        config.credentials[entity.name] = (await store.repo(entity.name).all(trx)) as unknown as SnapshotConfig['credentials'][string];
-      }
-      if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
-      return { version, config };
-    });
+  const { version, result: config } = await store.readConsistent(async (trx) => {
+    const config = emptyConfig();
+    const [services, routes, consumers, plugins] = await Promise.all(
+      ['services', 'routes', 'consumers', 'plugins'].map((name) => store.repo(name).all(trx)),
+    );
+    config.services = services as unknown as SnapshotConfig['services'];
+    config.routes = routes as unknown as SnapshotConfig['routes'];
+    config.consumers = consumers as unknown as SnapshotConfig['consumers'];
+    config.plugins = plugins as unknown as SnapshotConfig['plugins'];
+    for (const entity of opts.plugins.flatMap((p) => p.entities ?? [])) {
+      if (entity.name in config.credentials) continue;
+      config.credentials[entity.name] = (await store.repo(entity.name).all(trx)) as unknown as SnapshotConfig['credentials'][string];
+    }
+    if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
+    return config;
+  });
+  return { version, config };
 }

@@ -32,6 +32,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   index: unknown = undefined;
   /** the plugin configuration whose hook runs now */
   pluginId: string | undefined = undefined;
+  /** the connection came from one of the data plane's trusted proxies */
+  fromTrustedProxy = false;
 
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;

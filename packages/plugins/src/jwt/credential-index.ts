@@ -17,6 +17,8 @@ export class JwtCredential {
   private readonly publicKey: KeyObject | null;
   private rawKey: Promise<VerificationKey> | null = null;
   private base64Key: Promise<VerificationKey> | null = null;
+  /** the base64-decoded HS* secret once computed; null when it does not decode */
+  private decodedSecret: Buffer | null | undefined = undefined;
 
   constructor(
     readonly algorithm: JwtAlgorithm,
@@ -30,7 +32,23 @@ export class JwtCredential {
   }
 
   /**
-   * The key for this credential, or null (Kong's "Invalid key/secret"). The PEM is parsed once per snapshot when the
+   * HS* credentials: the secret to compute the HMAC with, synchronously (decoded once with `secretIsBase64`), or null
+   * when it is missing, empty or not base64 (Kong's "Invalid key/secret"). Other algorithms: null.
+   */
+  hmacSecret(secretIsBase64: boolean): Buffer | null {
+    const secret = this.secret;
+    if (secret === null) return null;
+    if (!secretIsBase64) return secret.length > 0 ? secret : null;
+    if (this.decodedSecret === undefined) {
+      const decoded = decodeBase64Loose(secret.toString('utf8'));
+      this.decodedSecret = decoded !== null && decoded.length > 0 ? decoded : null;
+    }
+    return this.decodedSecret;
+  }
+
+  /**
+   * The WebCrypto key for jose's verification, or null (Kong's "Invalid key/secret"); the handler uses it for the
+   * asymmetric algorithms and `hmacSecret` for HS*. The PEM is parsed once per snapshot when the
    * index is built; the WebCrypto handle is created on first use and shared by every later request of the snapshot.
    * `secretIsBase64` (config.secret_is_base64) decodes the HS* secret first.
    */

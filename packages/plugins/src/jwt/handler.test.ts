@@ -370,3 +370,35 @@ describe('jwt claims', () => {
     await expectRefused(authenticate(bearer(forged), { claims_to_verify: ['exp'] }), { message: 'Invalid signature' });
   });
 });
+
+describe('jwt HS* verification', () => {
+  it('answers HS tokens synchronously, asymmetric ones through a promise', async () => {
+    const hs = jwtAuthenticate(contextFor(bearer(await sign({ iss: 'hs512-key' }, 'HS512', HMAC_SECRET))), jwtConfigSchema.parse({}));
+    expect(hs).toEqual({ ok: true, consumer: bob, credential: { id: 'j-hs512', identifier: 'hs512-key', consumerId: bob.id } });
+    const refused = jwtAuthenticate(contextFor(bearer(await sign({ iss: 'hs256-key' }, 'HS256', 'other-secret'))), jwtConfigSchema.parse({}));
+    expect(refused).toMatchObject({ ok: false, response: { status: 401, body: { message: 'Invalid signature' } } });
+    const rs = jwtAuthenticate(contextFor(bearer(await sign({ iss: 'RS256-key' }, 'RS256', pairs.RS256!.privateKey))), jwtConfigSchema.parse({}));
+    expect(rs).toBeInstanceOf(Promise);
+    expect((await rs).ok).toBe(true);
+  });
+
+  it('refuses a token whose signature was cut, extended or changed', async () => {
+    const token = await sign({ iss: 'hs256-key' }, 'HS256', HMAC_SECRET);
+    const [head, payload, signature] = token.split('.') as [string, string, string];
+    await expectRefused(authenticate(bearer(`${head}.${payload}.${signature.slice(0, -4)}`)), { message: 'Invalid signature' });
+    await expectRefused(authenticate(bearer(`${head}.${payload}.${signature}AAAA`)), { message: 'Invalid signature' });
+    const flipped = Buffer.from(signature, 'base64url');
+    flipped[0] = flipped[0]! ^ 1;
+    await expectRefused(authenticate(bearer(`${head}.${payload}.${flipped.toString('base64url')}`)), { message: 'Invalid signature' });
+    const otherPayload = b64url({ iss: 'hs256-key', admin: true });
+    await expectRefused(authenticate(bearer(`${head}.${otherPayload}.${signature}`)), { message: 'Invalid signature' });
+  });
+
+  it('decodes a base64 secret once per credential', () => {
+    const credential = index.byKey.get('b64-key')!;
+    expect(credential.hmacSecret(true)).toEqual(RAW_BYTES);
+    expect(credential.hmacSecret(true)).toBe(credential.hmacSecret(true));
+    expect(index.byKey.get('not-b64-key')!.hmacSecret(true)).toBeNull();
+    expect(index.byKey.get('RS256-key')!.hmacSecret(false)).toBeNull();
+  });
+});

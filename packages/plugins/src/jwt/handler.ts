@@ -1,11 +1,26 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { compactVerify } from 'jose';
 import type { AuthResult, PluginContext } from '../contract';
 import type { JwtCredential, JwtIndex } from './credential-index';
-import { JWT_ALGORITHMS } from './entities';
+import { isHmacAlgorithm, JWT_ALGORITHMS } from './entities';
 import type { JwtConfig } from './schema';
-import { decodeToken, MULTIPLE_TOKENS, retrieveToken, type DecodedToken } from './token';
+import { decodeBase64Loose, decodeToken, MULTIPLE_TOKENS, retrieveToken, type DecodedToken } from './token';
 
 const SUPPORTED_ALGORITHMS: ReadonlySet<string> = new Set(JWT_ALGORITHMS);
+
+const HMAC_DIGEST: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
+
+/**
+ * An HS* signature, checked synchronously: the HMAC of `header.payload` compared in constant time with the decoded
+ * signature. `decodeToken` has already made sure the token has three parts and a base64 signature.
+ */
+export function hmacSignatureValid(token: string, algorithm: string, secret: Buffer): boolean {
+  const dot = token.lastIndexOf('.');
+  const signature = decodeBase64Loose(token.slice(dot + 1));
+  if (signature === null) return false;
+  const expected = createHmac(HMAC_DIGEST[algorithm]!, secret).update(token.slice(0, dot)).digest();
+  return signature.length === expected.length && timingSafeEqual(signature, expected);
+}
 
 /** What a config turns into once: lower-cased header names, the challenge headers and the fixed refusals. */
 interface PreparedConfig {
@@ -77,7 +92,8 @@ function afterSignature(prepared: PreparedConfig, config: JwtConfig, decoded: De
 /**
  * Kong's jwt flow: find exactly one token, decode it, pick the credential named by the key claim (claims first, then
  * the header), insist that the token's `alg` is the credential's algorithm (the token never chooses how it is
- * verified), verify the signature with jose, then the registered claims and the maximum expiration.
+ * verified), verify the signature, then the registered claims and the maximum expiration. HS* tokens are verified
+ * with node:crypto and answer synchronously; the asymmetric algorithms go through jose.
  */
 export function jwtAuthenticate(ctx: PluginContext<JwtIndex>, config: JwtConfig): AuthResult | Promise<AuthResult> {
   const prepared = prepare(config);
@@ -97,6 +113,13 @@ export function jwtAuthenticate(ctx: PluginContext<JwtIndex>, config: JwtConfig)
   const credential = typeof keyValue === 'string' ? ctx.index.byKey.get(keyValue) : undefined;
   if (credential === undefined) return refuse(prepared, `No credentials found for given '${claimName}'`);
   if (decoded.header.alg !== credential.algorithm) return refuse(prepared, 'Invalid algorithm');
+
+  if (isHmacAlgorithm(credential.algorithm)) {
+    const secret = credential.hmacSecret(config.secret_is_base64);
+    if (secret === null) return refuse(prepared, 'Invalid key/secret');
+    if (!hmacSignatureValid(token, credential.algorithm, secret)) return refuse(prepared, 'Invalid signature');
+    return afterSignature(prepared, config, decoded, credential);
+  }
 
   const key = credential.keyFor(config.secret_is_base64);
   if (key === null) return refuse(prepared, 'Invalid key/secret');

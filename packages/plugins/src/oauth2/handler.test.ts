@@ -1,0 +1,527 @@
+import { createHash } from 'node:crypto';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { emptyConfig, type Consumer, type Service } from '@gatehouse/core';
+import type { AuthResult, PluginContext, PluginResponse } from '../contract';
+import { buildOAuth2Index, type OAuth2Index } from './credential-index';
+import { oauth2 } from './index';
+import { MemoryTokenStore } from './memory-token-store';
+import { oauth2ConfigSchema, type OAuth2Config } from './schema';
+import { hashSecret } from './secret';
+import type { OAuth2Token } from './token-store';
+
+const now = Math.floor(Date.now() / 1000);
+const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
+const serviceA = { id: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', name: 'a' } as Service;
+const serviceB = { id: 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb', name: 'b' } as Service;
+const PROVISION = 'provision-key-1';
+const CB = 'https://app.example/cb';
+
+let index: OAuth2Index;
+let store: MemoryTokenStore;
+
+beforeEach(async () => {
+  store = new MemoryTokenStore();
+  index = buildOAuth2Index({
+    ...emptyConfig(),
+    consumers: [alice],
+    credentials: {
+      oauth2_credentials: [
+        { id: 'cred-app', consumer: { id: alice.id }, name: 'app', client_id: 'app-id', client_secret: 'app-secret', hash_secret: false, redirect_uris: [CB, 'https://app.example/other?keep=1'], client_type: 'confidential' },
+        { id: 'cred-other', consumer: { id: alice.id }, name: 'other', client_id: 'other-id', client_secret: 'other-secret', hash_secret: false, redirect_uris: [CB], client_type: 'confidential' },
+        { id: 'cred-hashed', consumer: { id: alice.id }, name: 'hashed', client_id: 'hashed-id', client_secret: await hashSecret('hashed-secret'), hash_secret: true, redirect_uris: null, client_type: 'confidential' },
+        { id: 'cred-public', consumer: { id: alice.id }, name: 'spa', client_id: 'spa-id', client_secret: 'spa-secret', hash_secret: false, redirect_uris: [CB], client_type: 'public' },
+        { id: 'cred-orphan', consumer: { id: '22222222-2222-4222-8222-222222222222' }, name: 'x', client_id: 'orphan-id', client_secret: 's', hash_secret: false, redirect_uris: null, client_type: 'confidential' },
+      ],
+    },
+  });
+});
+
+const config = (fields: Record<string, unknown> = {}): OAuth2Config =>
+  oauth2ConfigSchema.parse({
+    provision_key: PROVISION,
+    enable_authorization_code: true,
+    enable_client_credentials: true,
+    enable_password_grant: true,
+    enable_implicit_grant: true,
+    ...fields,
+  });
+
+interface Request {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string | string[]>;
+  rawHeaders?: string[];
+  query?: string;
+  form?: Record<string, string>;
+  json?: unknown;
+  scheme?: string;
+  fromTrustedProxy?: boolean;
+  service?: Service | null;
+}
+
+function contextFor(request: Request) {
+  const changes = { set: new Map<string, string>(), removed: [] as string[], removedQuery: [] as string[], body: null as string | null };
+  const headers: Record<string, string | string[]> = { ...(request.headers ?? {}) };
+  let body = '';
+  if (request.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(request.form).toString();
+  } else if (request.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(request.json);
+  }
+  const ctx: PluginContext<OAuth2Index> = {
+    req: {
+      method: request.method ?? 'POST',
+      path: request.path ?? '/api/oauth2/token',
+      headers,
+      rawHeaders: request.rawHeaders,
+      query: new URLSearchParams(request.query ?? ''),
+      clientIp: '10.0.0.1',
+      scheme: request.scheme ?? 'https',
+      fromTrustedProxy: request.fromTrustedProxy,
+      readBody: async () => Buffer.from(body),
+    },
+    upstream: {
+      setHeader: (name, value) => void changes.set.set(name, value),
+      removeHeader: (name) => void changes.removed.push(name),
+      removeQueryArg: (name) => void changes.removedQuery.push(name),
+      setBody: (b) => void (changes.body = b.toString()),
+    },
+    route: null,
+    service: request.service === undefined ? serviceA : request.service,
+    consumer: null,
+    credential: null,
+    anonymous: false,
+    index,
+    runtime: { oauth2Tokens: store },
+  };
+  return { ctx, changes };
+}
+
+async function endpoint(request: Request, conf: OAuth2Config = config()): Promise<PluginResponse & { body: any; headers: Record<string, string> }> {
+  const { ctx } = contextFor(request);
+  expect(oauth2.endpoint!.matches(ctx, conf)).toBe(true);
+  return (await oauth2.endpoint!.serve(ctx, conf)) as PluginResponse & { body: any; headers: Record<string, string> };
+}
+
+const token = (form: Record<string, string>, extra: Request = {}, conf?: OAuth2Config) => endpoint({ form, ...extra }, conf);
+const authorize = (form: Record<string, string>, extra: Request = {}, conf?: OAuth2Config) => endpoint({ path: '/api/oauth2/authorize', form, ...extra }, conf);
+const appCredentials = { client_id: 'app-id', client_secret: 'app-secret' };
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+async function access(request: Request, conf: OAuth2Config = config()) {
+  const { ctx, changes } = contextFor({ method: 'GET', path: '/api/things', ...request });
+  expect(oauth2.endpoint!.matches(ctx, conf)).toBe(false);
+  const result: AuthResult = await oauth2.authenticate!(ctx, conf);
+  return { result, changes };
+}
+
+const refusal = (result: AuthResult) => (result.ok ? null : result.response);
+const params = (redirect: string) => Object.fromEntries(new URL(redirect.replace('#', '?')).searchParams);
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+describe('oauth2 endpoints', () => {
+  it('matches paths ending with /oauth2/token or /oauth2/authorize, trailing slash allowed', () => {
+    const matches = (path: string) => oauth2.endpoint!.matches(contextFor({ path }).ctx, config());
+    expect(matches('/oauth2/token')).toBe(true);
+    expect(matches('/api/v1/oauth2/authorize/')).toBe(true);
+    expect(matches('/oauth2/token/more')).toBe(false);
+    expect(matches('/api/oauth2/tokens')).toBe(false);
+  });
+
+  it('answers other methods than POST with 405 invalid_method', async () => {
+    const reply = await endpoint({ method: 'GET' });
+    expect(reply.status).toBe(405);
+    expect(reply.body).toEqual({ error: 'invalid_method', error_description: 'The HTTP method GET is invalid for the token endpoint' });
+    const put = await endpoint({ method: 'PUT', path: '/oauth2/authorize' });
+    expect(put.body.error_description).toBe('The HTTP method PUT is invalid for the authorize endpoint');
+  });
+
+  describe('HTTPS', () => {
+    it('refuses plain HTTP with 400 access_denied "You must use HTTPS"', async () => {
+      const reply = await token({ grant_type: 'client_credentials', ...appCredentials }, { scheme: 'http' });
+      expect(reply.status).toBe(400);
+      expect(reply.body).toEqual({ error: 'access_denied', error_description: 'You must use HTTPS' });
+      expect(reply.headers).toMatchObject({ 'cache-control': 'no-store', pragma: 'no-cache' });
+      const auth = await authorize({ provision_key: PROVISION }, { scheme: 'http' });
+      expect(auth.body).toEqual({ error: 'access_denied', error_description: 'You must use HTTPS' });
+    });
+
+    it('believes X-Forwarded-Proto: https from a trusted proxy with accept_http_if_already_terminated', async () => {
+      const terminated = config({ accept_http_if_already_terminated: true });
+      const form = { grant_type: 'client_credentials', ...appCredentials };
+      const ok = await token(form, { scheme: 'http', fromTrustedProxy: true, headers: { 'x-forwarded-proto': 'HTTPS' } }, terminated);
+      expect(ok.status).toBe(200);
+      // not without the flag, not from an untrusted peer, not with another scheme
+      expect((await token(form, { scheme: 'http', fromTrustedProxy: true, headers: { 'x-forwarded-proto': 'https' } })).status).toBe(400);
+      expect((await token(form, { scheme: 'http', headers: { 'x-forwarded-proto': 'https' } }, terminated)).status).toBe(400);
+      expect((await token(form, { scheme: 'http', fromTrustedProxy: true, headers: { 'x-forwarded-proto': 'http' } }, terminated)).status).toBe(400);
+      const twice = await token(
+        form,
+        { scheme: 'http', fromTrustedProxy: true, headers: { 'x-forwarded-proto': 'https, https' }, rawHeaders: ['X-Forwarded-Proto', 'https', 'X-Forwarded-Proto', 'https'] },
+        terminated,
+      );
+      expect(twice.body).toEqual({ error: 'access_denied', error_description: 'Only one X-Forwarded-Proto header allowed' });
+    });
+  });
+
+  describe('client credentials grant', () => {
+    it('issues a bearer token without refresh token, client authenticated by body parameters', async () => {
+      const reply = await token({ grant_type: 'client_credentials', ...appCredentials, state: 'xyz' });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({ token_type: 'bearer', access_token: expect.stringMatching(/^[A-Za-z0-9]{32}$/), expires_in: 7200, state: 'xyz' });
+      expect(reply.headers).toEqual({ 'cache-control': 'no-store', pragma: 'no-cache' });
+      const stored = await store.findByAccessToken(reply.body.access_token);
+      expect(stored).toMatchObject({ credential: { id: 'cred-app' }, service: { id: serviceA.id }, refresh_token: null, expires_in: 7200, authenticated_userid: null });
+    });
+
+    it('authenticates the client with a Basic header; a bad one is a 401 with a Basic challenge', async () => {
+      const ok = await token({ grant_type: 'client_credentials' }, { headers: { authorization: basic('app-id', 'app-secret') } });
+      expect(ok.status).toBe(200);
+      const bad = await token({ grant_type: 'client_credentials' }, { headers: { authorization: basic('app-id', 'wrong') } });
+      expect(bad.status).toBe(401);
+      expect(bad.body).toEqual({ error: 'invalid_client', error_description: 'Invalid client authentication' });
+      expect(bad.headers['www-authenticate']).toBe('Basic realm="OAuth2.0"');
+      const unknown = await token({ grant_type: 'client_credentials' }, { headers: { authorization: basic('nobody', 'x') } });
+      expect(unknown.status).toBe(401);
+    });
+
+    it('answers 400 invalid_client for bad body credentials, unknown clients and applications of deleted consumers', async () => {
+      for (const form of [
+        { client_id: 'app-id', client_secret: 'wrong' },
+        { client_id: 'app-id' },
+        { client_id: 'nobody', client_secret: 'x' },
+        { client_id: 'orphan-id', client_secret: 's' },
+        {},
+      ]) {
+        const reply = await token({ grant_type: 'client_credentials', ...form });
+        expect({ status: reply.status, body: reply.body, challenge: reply.headers['www-authenticate'] }).toEqual({
+          status: 400,
+          body: { error: 'invalid_client', error_description: 'Invalid client authentication' },
+          challenge: undefined,
+        });
+      }
+    });
+
+    it('verifies a hashed secret', async () => {
+      expect((await token({ grant_type: 'client_credentials', client_id: 'hashed-id', client_secret: 'hashed-secret' })).status).toBe(200);
+      expect((await token({ grant_type: 'client_credentials', client_id: 'hashed-id', client_secret: 'nope' })).body.error).toBe('invalid_client');
+    });
+
+    it('refuses grant types that are unknown or switched off', async () => {
+      const unsupported = { error: 'unsupported_grant_type', error_description: 'Invalid grant_type' };
+      expect((await token({ grant_type: 'magic', ...appCredentials })).body).toEqual(unsupported);
+      expect((await token({ ...appCredentials })).body).toEqual(unsupported);
+      const off = config({ enable_client_credentials: false });
+      expect((await token({ grant_type: 'client_credentials', ...appCredentials }, {}, off)).body).toEqual(unsupported);
+    });
+
+    it('checks the provision key only when an authenticated_userid is given', async () => {
+      const bad = await token({ grant_type: 'client_credentials', ...appCredentials, authenticated_userid: 'u1', provision_key: 'wrong' });
+      expect(bad.body).toEqual({ error: 'invalid_provision_key', error_description: 'Invalid provision_key' });
+      const good = await token({ grant_type: 'client_credentials', ...appCredentials, authenticated_userid: 'u1', provision_key: PROVISION });
+      expect((await store.findByAccessToken(good.body.access_token))!.authenticated_userid).toBe('u1');
+    });
+
+    it('grants the asked scopes out of the configured ones; mandatory_scope demands one', async () => {
+      const scoped = config({ scopes: ['read', 'write'], mandatory_scope: true });
+      const ok = await token({ grant_type: 'client_credentials', ...appCredentials, scope: 'read  write' }, {}, scoped);
+      expect((await store.findByAccessToken(ok.body.access_token))!.scope).toBe('read write');
+      expect((await token({ grant_type: 'client_credentials', ...appCredentials, scope: 'read admin' }, {}, scoped)).body).toEqual({
+        error: 'invalid_scope',
+        error_description: '"admin" is an invalid scope',
+      });
+      expect((await token({ grant_type: 'client_credentials', ...appCredentials }, {}, scoped)).body).toEqual({ error: 'invalid_scope', error_description: 'You must specify a scope' });
+      const repeated = await endpoint({ query: 'scope=read&scope=write', form: { grant_type: 'client_credentials', ...appCredentials } }, config({ scopes: ['read', 'write'] }));
+      expect(repeated.body).toEqual({ error: 'invalid_scope', error_description: 'scope must be a string' });
+    });
+
+    it('reads JSON bodies and query parameters too', async () => {
+      expect((await endpoint({ json: { grant_type: 'client_credentials', ...appCredentials } })).status).toBe(200);
+      expect((await endpoint({ query: 'grant_type=client_credentials&client_id=app-id&client_secret=app-secret' })).status).toBe(200);
+    });
+  });
+
+  describe('password grant', () => {
+    it('issues access and refresh tokens for the authenticated user', async () => {
+      const reply = await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: 'user-7' });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({ token_type: 'bearer', access_token: expect.any(String), expires_in: 7200, refresh_token: expect.stringMatching(/^[A-Za-z0-9]{32}$/) });
+      expect((await store.findByAccessToken(reply.body.access_token))!.authenticated_userid).toBe('user-7');
+    });
+
+    it('needs the provision key and an authenticated_userid', async () => {
+      expect((await token({ grant_type: 'password', ...appCredentials, authenticated_userid: 'u' })).body.error).toBe('invalid_provision_key');
+      expect((await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: '  ' })).body).toEqual({
+        error: 'invalid_authenticated_userid',
+        error_description: 'Missing authenticated_userid parameter',
+      });
+    });
+
+    it('refuses a redirect_uri the application did not register', async () => {
+      const reply = await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: 'u', redirect_uri: 'https://evil.example/' });
+      expect(reply.body).toEqual({ error: 'invalid_request', error_description: 'Invalid redirect_uri that does not match with any redirect_uri created with the application' });
+    });
+
+    it('gives no refresh token and no expires_in when tokens never expire', async () => {
+      const reply = await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: 'u' }, {}, config({ token_expiration: 0 }));
+      expect(reply.body).toEqual({ token_type: 'bearer', access_token: expect.any(String) });
+      expect((await store.findByAccessToken(reply.body.access_token))!.removed_at_ms).toBeNull();
+    });
+  });
+
+  describe('authorization code grant', () => {
+    const askCode = (extra: Record<string, string> = {}, conf?: OAuth2Config) =>
+      authorize({ response_type: 'code', client_id: 'app-id', provision_key: PROVISION, authenticated_userid: 'user-1', state: 's1', ...extra }, {}, conf);
+
+    it('answers the authorize request with the redirect URI carrying the code and state', async () => {
+      const reply = await askCode({ scope: 'read' }, config({ scopes: ['read'] }));
+      expect(reply.status).toBe(200);
+      expect(reply.body.redirect_uri).toMatch(/^https:\/\/app\.example\/cb\?code=[A-Za-z0-9]{32}&state=s1$/);
+      expect(reply.headers).toMatchObject({ 'cache-control': 'no-store', pragma: 'no-cache' });
+      const code = await store.findCode(params(reply.body.redirect_uri).code!);
+      expect(code).toMatchObject({ credential: { id: 'cred-app' }, authenticated_userid: 'user-1', scope: 'read', service: { id: serviceA.id } });
+    });
+
+    it('keeps the query of the registered redirect URI', async () => {
+      const reply = await askCode({ redirect_uri: 'https://app.example/other?keep=1' });
+      expect(params(reply.body.redirect_uri)).toEqual({ code: expect.any(String), keep: '1', state: 's1' });
+    });
+
+    it('exchanges the code once for tokens carrying the user and scope', async () => {
+      const code = params((await askCode()).body.redirect_uri).code!;
+      const reply = await token({ grant_type: 'authorization_code', ...appCredentials, code });
+      expect(reply.status).toBe(200);
+      expect(reply.body.refresh_token).toBeDefined();
+      expect((await store.findByAccessToken(reply.body.access_token))!.authenticated_userid).toBe('user-1');
+      expect((await token({ grant_type: 'authorization_code', ...appCredentials, code })).body).toEqual({ error: 'invalid_request', error_description: 'Invalid code' });
+    });
+
+    it('refuses a code of another application or another service, and unknown codes', async () => {
+      const code = params((await askCode()).body.redirect_uri).code!;
+      const invalid = { error: 'invalid_request', error_description: 'Invalid code' };
+      expect((await token({ grant_type: 'authorization_code', client_id: 'other-id', client_secret: 'other-secret', code })).body).toEqual(invalid);
+      expect((await token({ grant_type: 'authorization_code', ...appCredentials, code }, { service: serviceB })).body).toEqual(invalid);
+      expect((await token({ grant_type: 'authorization_code', ...appCredentials, code: 'nope' })).body).toEqual(invalid);
+      // the failed attempts did not use it up
+      expect((await token({ grant_type: 'authorization_code', ...appCredentials, code })).status).toBe(200);
+    });
+
+    it("puts errors found after the application is known into the redirect URI, earlier ones in the body", async () => {
+      const unsupported = await askCode({ response_type: 'magic' });
+      expect(unsupported.status).toBe(400);
+      expect(params(unsupported.body.redirect_uri)).toEqual({ error: 'unsupported_response_type', error_description: 'Invalid response_type', state: 's1' });
+      const wrongRedirect = await askCode({ redirect_uri: 'https://evil.example/' });
+      expect(wrongRedirect.body.redirect_uri.startsWith(`${CB}?`)).toBe(true);
+      expect(params(wrongRedirect.body.redirect_uri).error).toBe('invalid_request');
+      expect((await askCode({ provision_key: 'wrong' })).body).toEqual({ error: 'invalid_provision_key', error_description: 'Invalid provision_key', state: 's1' });
+      expect((await askCode({ authenticated_userid: '' })).body.error).toBe('invalid_authenticated_userid');
+      expect((await askCode({ client_id: 'nobody' })).body).toEqual({ error: 'invalid_client', error_description: 'Invalid client authentication', state: 's1' });
+      const off = await askCode({}, config({ enable_authorization_code: false }));
+      expect(params(off.body.redirect_uri).error).toBe('unsupported_response_type');
+    });
+
+    describe('PKCE', () => {
+      const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+
+      it('S256: the code goes only to the holder of the verifier', async () => {
+        const code = params((await askCode({ code_challenge: s256(verifier), code_challenge_method: 'S256' })).body.redirect_uri).code!;
+        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code })).body).toEqual({
+          error: 'invalid_request',
+          error_description: 'code_verifier is required for PKCE authorization requests',
+        });
+        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code, code_verifier: 'wrong' })).body).toEqual({
+          error: 'invalid_grant',
+          error_description: 'code_verifier does not match code_challenge',
+        });
+        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code, code_verifier: verifier })).status).toBe(200);
+      });
+
+      it('defaults the method to S256 and accepts plain', async () => {
+        const s = params((await askCode({ code_challenge: s256(verifier) })).body.redirect_uri).code!;
+        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code: s, code_verifier: verifier })).status).toBe(200);
+        const p = params((await askCode({ code_challenge: 'plain-verifier', code_challenge_method: 'plain' })).body.redirect_uri).code!;
+        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code: p, code_verifier: 'plain-verifier' })).status).toBe(200);
+        const bad = await askCode({ code_challenge: 'x', code_challenge_method: 'S512' });
+        expect(params(bad.body.redirect_uri).error_description).toBe('code_challenge_method is not supported, must be S256 or plain');
+      });
+
+      it('lax: a public application must use PKCE and may leave its secret out', async () => {
+        const spa = { response_type: 'code', client_id: 'spa-id', provision_key: PROVISION, authenticated_userid: 'u' };
+        expect(params((await authorize(spa)).body.redirect_uri).error_description).toBe('code_challenge is required for public clients');
+        const code = params((await authorize({ ...spa, code_challenge: s256(verifier) })).body.redirect_uri).code!;
+        const reply = await token({ grant_type: 'authorization_code', client_id: 'spa-id', code, code_verifier: verifier });
+        expect(reply.status).toBe(200);
+        // the secret stays optional only where PKCE stands in for it
+        expect((await token({ grant_type: 'client_credentials', client_id: 'spa-id' })).body.error).toBe('invalid_client');
+      });
+
+      it('strict: every application must send a challenge; none: challenges are ignored', async () => {
+        expect(params((await askCode({}, config({ pkce: 'strict' }))).body.redirect_uri).error_description).toBe('code_challenge is required for all clients');
+        const none = config({ pkce: 'none' });
+        const code = params((await askCode({ code_challenge: s256(verifier) }, none)).body.redirect_uri).code!;
+        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code }, {}, none)).status).toBe(200);
+        const spaCode = params((await authorize({ response_type: 'code', client_id: 'spa-id', provision_key: PROVISION, authenticated_userid: 'u' }, {}, none)).body.redirect_uri).code!;
+        // without PKCE a public application has to authenticate like any other
+        expect((await token({ grant_type: 'authorization_code', client_id: 'spa-id', code: spaCode }, {}, none)).body.error).toBe('invalid_client');
+      });
+    });
+  });
+
+  describe('implicit grant', () => {
+    it('returns the token in the redirect URI fragment, without refresh token', async () => {
+      const reply = await authorize({ response_type: 'token', client_id: 'app-id', provision_key: PROVISION, authenticated_userid: 'u-9', state: 'st' });
+      expect(reply.status).toBe(200);
+      const [base, fragment] = reply.body.redirect_uri.split('#');
+      expect(base).toBe(CB);
+      const args = Object.fromEntries(new URLSearchParams(fragment));
+      expect(args).toEqual({ access_token: expect.any(String), expires_in: '7200', state: 'st', token_type: 'bearer' });
+      expect((await store.findByAccessToken(args.access_token!))!.authenticated_userid).toBe('u-9');
+      const off = await authorize({ response_type: 'token', client_id: 'app-id', provision_key: PROVISION, authenticated_userid: 'u' }, {}, config({ enable_implicit_grant: false }));
+      expect(params(off.body.redirect_uri).error).toBe('unsupported_response_type');
+    });
+  });
+
+  describe('refresh token grant', () => {
+    const passwordTokens = async (conf?: OAuth2Config) =>
+      (await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: 'u', scope: 'read' }, {}, conf ?? config({ scopes: ['read'] }))).body;
+
+    it('replaces the token: new access and refresh tokens, the old ones stop working', async () => {
+      const first = await passwordTokens();
+      const reply = await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token });
+      expect(reply.status).toBe(200);
+      expect(reply.body.refresh_token).not.toBe(first.refresh_token);
+      const renewed = await store.findByAccessToken(reply.body.access_token);
+      expect(renewed).toMatchObject({ authenticated_userid: 'u', scope: 'read' });
+      expect(await store.findByAccessToken(first.access_token)).toBeNull();
+      expect((await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token })).body).toEqual({
+        error: 'invalid_request',
+        error_description: 'Invalid refresh_token',
+      });
+    });
+
+    it('keeps the refresh token with reuse_refresh_token', async () => {
+      const reuse = config({ scopes: ['read'], reuse_refresh_token: true });
+      const first = await passwordTokens(reuse);
+      const second = (await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token }, {}, reuse)).body;
+      expect(second.refresh_token).toBe(first.refresh_token);
+      const third = await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token }, {}, reuse);
+      expect(third.status).toBe(200);
+    });
+
+    it('lets only the application that owns the token refresh it, on the same service', async () => {
+      const first = await passwordTokens();
+      expect((await token({ grant_type: 'refresh_token', client_id: 'other-id', client_secret: 'other-secret', refresh_token: first.refresh_token })).body).toEqual({
+        error: 'invalid_client',
+        error_description: 'Invalid client authentication',
+      });
+      expect((await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token }, { service: serviceB })).body.error_description).toBe('Invalid refresh_token');
+      expect((await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token })).status).toBe(200);
+    });
+
+    it('gives one new token to two refreshes racing with the same refresh token', async () => {
+      const first = await passwordTokens();
+      const replies = await Promise.all([1, 2].map(() => token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token })));
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
+    });
+  });
+});
+
+describe('oauth2 access', () => {
+  const issue = async (conf = config(), extra: Request = {}) => (await token({ grant_type: 'client_credentials', ...appCredentials, authenticated_userid: 'user-1', provision_key: PROVISION, scope: 'read' }, extra, conf)).body.access_token as string;
+  const scoped = config({ scopes: ['read'] });
+
+  it('authenticates a bearer token: consumer, client_id as identifier, scope and user upstream', async () => {
+    const accessToken = await issue(scoped);
+    const { result, changes } = await access({ headers: { authorization: `Bearer ${accessToken}` } }, scoped);
+    expect(result).toEqual({ ok: true, consumer: alice, credential: { id: 'cred-app', identifier: 'app-id', consumerId: alice.id } });
+    expect(Object.fromEntries(changes.set)).toEqual({ 'x-authenticated-scope': 'read', 'x-authenticated-userid': 'user-1' });
+    // client-sent copies are removed first
+    expect(changes.removed).toEqual(['x-authenticated-scope', 'x-authenticated-userid']);
+    expect((await access({ headers: { authorization: `token ${accessToken}` } }, scoped)).result.ok).toBe(true);
+  });
+
+  it('reads the token from the access_token parameter, query or form body', async () => {
+    const accessToken = await issue();
+    expect((await access({ query: `access_token=${accessToken}` })).result.ok).toBe(true);
+    expect((await access({ method: 'POST', form: { access_token: accessToken, other: '1' } })).result.ok).toBe(true);
+  });
+
+  it('uses auth_header_name', async () => {
+    const custom = config({ auth_header_name: 'X-Token' });
+    const accessToken = await issue(custom);
+    expect((await access({ headers: { 'x-token': `Bearer ${accessToken}` } }, custom)).result.ok).toBe(true);
+    expect(refusal((await access({ headers: { authorization: `Bearer ${accessToken}` } }, custom)).result)?.status).toBe(401);
+  });
+
+  it('answers 401 invalid_request "The access token is missing" with a Bearer challenge', async () => {
+    expect(refusal((await access({})).result)).toEqual({
+      status: 401,
+      body: { error: 'invalid_request', error_description: 'The access token is missing' },
+      headers: { 'www-authenticate': 'Bearer' },
+    });
+    expect(refusal((await access({}, config({ realm: 'shop' }))).result)?.headers).toEqual({ 'www-authenticate': 'Bearer realm="shop"' });
+  });
+
+  it('answers 401 invalid_token for unknown tokens, other schemes and other services', async () => {
+    const invalid = {
+      status: 401,
+      body: { error: 'invalid_token', error_description: 'The access token is invalid or has expired' },
+      headers: { 'www-authenticate': 'Bearer error="invalid_token" error_description="The access token is invalid or has expired"' },
+    };
+    expect(refusal((await access({ headers: { authorization: 'Bearer nope' } })).result)).toEqual(invalid);
+    expect(refusal((await access({ headers: { authorization: basic('a', 'b') } })).result)).toEqual(invalid);
+    const accessToken = await issue();
+    expect(refusal((await access({ headers: { authorization: `Bearer ${accessToken}` }, service: serviceB })).result)).toEqual(invalid);
+  });
+
+  it('refuses an expired token and one whose application is gone', async () => {
+    const base: OAuth2Token = {
+      id: crypto.randomUUID(),
+      created_at: now - 100,
+      credential: { id: 'cred-app' },
+      service: { id: serviceA.id },
+      token_type: 'bearer',
+      expires_in: 10,
+      access_token: 'old-token',
+      refresh_token: null,
+      authenticated_userid: null,
+      scope: null,
+      issued_at_ms: Date.now() - 100_000,
+      removed_at_ms: null,
+    };
+    await store.saveToken(base);
+    await store.saveToken({ ...base, id: crypto.randomUUID(), access_token: 'forever', expires_in: 0 });
+    await store.saveToken({ ...base, id: crypto.randomUUID(), access_token: 'orphan', expires_in: 0, credential: { id: 'cred-deleted' } });
+    expect(refusal((await access({ headers: { authorization: 'Bearer old-token' } })).result)?.status).toBe(401);
+    expect((await access({ headers: { authorization: 'Bearer forever' } })).result.ok).toBe(true);
+    expect(refusal((await access({ headers: { authorization: 'Bearer orphan' } })).result)?.status).toBe(401);
+  });
+
+  it('binds tokens to their service unless global_credentials', async () => {
+    const global = config({ global_credentials: true });
+    const accessToken = await issue(global);
+    expect((await store.findByAccessToken(accessToken))!.service).toBeNull();
+    expect((await access({ headers: { authorization: `Bearer ${accessToken}` }, service: serviceB }, global)).result.ok).toBe(true);
+    expect(refusal((await access({ headers: { authorization: `Bearer ${accessToken}` } })).result)?.body).toEqual({
+      error: 'invalid_token',
+      error_description: "The access token is global, but the current plugin is configured without 'global_credentials'",
+    });
+  });
+
+  it('hide_credentials removes the token from the header, the query string or the form body', async () => {
+    const hide = config({ hide_credentials: true });
+    const accessToken = await issue(hide);
+    expect((await access({ headers: { authorization: `Bearer ${accessToken}` } }, hide)).changes.removed).toContain('authorization');
+    expect((await access({ query: `access_token=${accessToken}&a=1` }, hide)).changes.removedQuery).toEqual(['access_token']);
+    const form = await access({ method: 'POST', form: { a: '1', access_token: accessToken } }, hide);
+    expect(form.changes.body).toBe('a=1');
+    expect((await access({ headers: { authorization: `Bearer ${accessToken}` } })).changes.removed).not.toContain('authorization');
+  });
+
+  it('fails loudly without a token store', async () => {
+    const { ctx } = contextFor({ method: 'GET', path: '/x', headers: { authorization: 'Bearer t' } });
+    await expect(oauth2.authenticate!({ ...ctx, runtime: {} }, config())).rejects.toThrow(/no token store/);
+  });
+});
