@@ -9,3 +9,4 @@ export * from './keys';
 export * from './rbac';
 export * from './publisher';
 export { clusteringExtension } from './routes/clustering';
+export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './oauth2';

@@ -125,7 +125,7 @@ describe('ldap-auth through the proxy', () => {
 
   it('anonymous: failed or missing credentials fall back to the anonymous consumer; valid ones still identify no consumer', async () => {
     load([ldapPlugin({ anonymous: anonymous.id })]);
-    for (const headers of [{}, { authorization: ldap('alice', 'wrong') }]) {
+    for (const headers of [{}, { authorization: ldap('alice', 'wrong') }] as Array<Record<string, string>>) {
       const fallback = await upstreamHeaders({ ...headers, 'x-credential-identifier': 'spoofed' });
       expect(fallback).toMatchObject({ 'x-consumer-id': anonymous.id, 'x-consumer-username': 'anonymous', 'x-consumer-custom-id': 'anon-1', 'x-anonymous-consumer': 'true' });
       expect(fallback['x-credential-identifier']).toBeUndefined();

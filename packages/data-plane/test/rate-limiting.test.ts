@@ -140,6 +140,23 @@ describe('rate-limiting through the proxy', () => {
       await new Promise<void>((r) => upstream.close(() => r()));
     });
 
+    it('keeps one budget per plugin configuration: a global one spans services, service ones are separate', async () => {
+      const other = makeService({ name: 'other', url: echo.url });
+      const otherRoute = makeRoute({ paths: ['/other'], service: { id: other.id } });
+      const gw = await startGateway();
+      try {
+        const both = (plugins: Plugin[]) => makeSnapshot({ services: [service, other], routes: [route, otherRoute], plugins });
+        gw.load(both([rateLimit({ year: 1 }), makePlugin({ name: 'rate-limiting', service: { id: other.id }, config: { year: 1 } })]));
+        expect([(await gw.send('/api')).status, (await gw.send('/other')).status]).toEqual([200, 200]);
+        expect([(await gw.send('/api')).status, (await gw.send('/other')).status]).toEqual([429, 429]);
+
+        gw.load(both([makePlugin({ name: 'rate-limiting', config: { year: 1 } })]));
+        expect([(await gw.send('/api')).status, (await gw.send('/other')).status]).toEqual([200, 429]);
+      } finally {
+        await gw.close();
+      }
+    });
+
     it('hides the headers with hide_client_headers and answers error_code / error_message', async () => {
       const gw = await startGateway();
       try {

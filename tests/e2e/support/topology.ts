@@ -40,6 +40,8 @@ export interface Topology {
   /** the first data plane's proxy */
   proxyUrl: string;
   controlPlane: SpawnedProcess;
+  /** the control plane's Postgres database (cluster); null in embedded mode, whose database is PGlite */
+  databaseUrl: string | null;
   /** resolves once every data plane serves the control plane's current config version */
   converge(timeoutMs?: number): Promise<number>;
   /** stops one data plane and starts it again with the same data directory (disk cache) */
@@ -74,8 +76,8 @@ export function spawnGatehouse(command: 'start' | 'control-plane' | 'data-plane'
   return cliProcess(name, command, env, readyPattern);
 }
 
-async function json(url: string): Promise<any> {
-  const res = await fetch(url);
+async function json(url: string, headers: Record<string, string> = {}): Promise<any> {
+  const res = await fetch(url, { headers });
   if (!res.ok) throw new Error(`${url} answered ${res.status}`);
   return res.json();
 }
@@ -147,8 +149,11 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
     get controlPlane() {
       return controlPlane;
     },
+    databaseUrl: database?.url ?? null,
     async converge(timeoutMs = 15_000) {
-      const { config_version: version } = await json(`${adminUrl}/status`);
+      // with RBAC enforced the admin API's /status needs a token: the bootstrap one, when the topology has it
+      const adminToken = opts.env?.GATEHOUSE_ADMIN_TOKEN;
+      const { config_version: version } = await json(`${adminUrl}/status`, adminToken ? { 'Kong-Admin-Token': adminToken } : {});
       await waitUntil(
         `every data plane at config version ${version}`,
         async () => {

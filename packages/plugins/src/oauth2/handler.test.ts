@@ -188,13 +188,14 @@ describe('oauth2 endpoints', () => {
     });
 
     it('answers 400 invalid_client for bad body credentials, unknown clients and applications of deleted consumers', async () => {
-      for (const form of [
+      const forms: Array<Record<string, string>> = [
         { client_id: 'app-id', client_secret: 'wrong' },
         { client_id: 'app-id' },
         { client_id: 'nobody', client_secret: 'x' },
         { client_id: 'orphan-id', client_secret: 's' },
         {},
-      ]) {
+      ];
+      for (const form of forms) {
         const reply = await token({ grant_type: 'client_credentials', ...form });
         expect({ status: reply.status, body: reply.body, challenge: reply.headers['www-authenticate'] }).toEqual({
           status: 400,

@@ -1,4 +1,5 @@
-// Shared by the Gatehouse benchmark scripts: one data plane over a snapshot built here, no control plane.
+// Shared by the data-plane scenario scripts: one Gatehouse data plane over a snapshot built here, no control plane.
+// FORWARDER=undici (default) or http-proxy selects the forwarding engine.
 import type { Plugin, SnapshotConfig } from '@gatehouse/core';
 import { compile, ConfigHolder, createDataPlaneServer, type ForwarderKind } from '@gatehouse/data-plane';
 import type { PluginRuntime } from '@gatehouse/plugins';

@@ -1,0 +1,1 @@
+export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './routes';
