@@ -71,6 +71,8 @@ describe.each(TOPOLOGIES)('jwe-decrypt with keys from the admin API (%s)', (name
     expect(plugin.status).toBe(201);
     expect(plugin.body.config).toEqual({ key_sets: ['rsa-set', 'ec-set'], lookup_header_name: 'Authorization', forward_header_name: 'Authorization', strict: true });
     pluginId = plugin.body.id;
+    expect((await admin.post('/services/jwe-service/routes', { name: 'unknown-set-route', 'paths[]': '/unknown-set' })).status).toBe(201);
+    expect((await admin.post('/routes/unknown-set-route/plugins', { name: 'jwe-decrypt', 'config.key_sets': 'no-such-set' })).status).toBe(201);
     await topology.converge();
   }, 120_000);
 
@@ -79,18 +81,19 @@ describe.each(TOPOLOGIES)('jwe-decrypt with keys from the admin API (%s)', (name
     await upstream?.close();
   });
 
-  const algorithms: Array<[string, () => Pair, string, string, string]> = [
-    ['RSA JWK key', () => rsa, RSA_KID, 'RSA-OAEP-256', 'A256GCM'],
-    ['RSA JWK key', () => rsa, RSA_KID, 'RSA-OAEP', 'A128CBC-HS256'],
-    ['RSA JWK key', () => rsa, RSA_KID, 'RSA-OAEP-256', 'A256CBC-HS512'],
-    ['EC PEM key', () => ec, EC_KID, 'ECDH-ES+A256KW', 'A128CBC-HS256'],
-    ['EC PEM key', () => ec, EC_KID, 'ECDH-ES', 'A256GCM'],
-    ['EC PEM key', () => ec, EC_KID, 'ECDH-ES+A128KW', 'A128GCM'],
+  const algorithms: Array<['RSA JWK' | 'EC PEM', string, string]> = [
+    ['RSA JWK', 'RSA-OAEP-256', 'A256GCM'],
+    ['RSA JWK', 'RSA-OAEP', 'A128CBC-HS256'],
+    ['RSA JWK', 'RSA-OAEP-256', 'A256CBC-HS512'],
+    ['EC PEM', 'ECDH-ES+A256KW', 'A128CBC-HS256'],
+    ['EC PEM', 'ECDH-ES', 'A256GCM'],
+    ['EC PEM', 'ECDH-ES+A128KW', 'A128GCM'],
   ];
 
-  it.each(algorithms)('the %s (kid %s) opens %s + %s: the upstream gets the plaintext, Bearer kept, on every data plane', async (_what, pair, kid, alg, enc) => {
+  it.each(algorithms)('the %s key opens %s + %s: the upstream gets the plaintext, Bearer kept, on every data plane', async (key, alg, enc) => {
     const plaintext = `inner.${alg}.${enc}`;
-    const token = await encrypt(pair(), { alg, enc, kid }, plaintext);
+    const [pair, kid] = key === 'RSA JWK' ? [rsa, RSA_KID] : [ec, EC_KID];
+    const token = await encrypt(pair, { alg, enc, kid }, plaintext);
     for (const dp of topology.dataPlanes) {
       const res = await proxied(`${dp.proxyUrl}/jwe/resource`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
@@ -107,6 +110,15 @@ describe.each(TOPOLOGIES)('jwe-decrypt with keys from the admin API (%s)', (name
       expect(res.body).toEqual({ message: 'failed to decrypt token' });
     }
     expect(upstream.received.some((r) => r.headers.authorization?.includes('secret'))).toBe(false);
+  });
+
+  it('a plugin naming a key set that does not exist refuses a valid token: 403 failed to decrypt token', async () => {
+    const token = await encrypt(rsa, { alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: RSA_KID }, 'unknown-set');
+    for (const dp of topology.dataPlanes) {
+      const res = await proxied(`${dp.proxyUrl}/unknown-set`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ message: 'failed to decrypt token' });
+    }
   });
 
   it('a tampered token is 403 failed to decrypt token', async () => {

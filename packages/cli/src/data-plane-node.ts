@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
-import type { PluginRuntime } from '@gatehouse/plugins';
+import { rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Settings } from './settings';
@@ -22,8 +23,15 @@ export async function startDataPlaneNode(
   bus: ConfigBus,
   secret: string,
   log: Logger,
-  runtime: PluginRuntime = {},
 ): Promise<DataPlaneNode> {
+  // plugins that share state across data planes (rate-limiting redis policy) use one connection per process;
+  // commands fail fast while Redis is down so a plugin's fault_tolerant setting decides, not a queue
+  const redis = settings.redisUrl
+    ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) })
+    : null;
+  redis?.on('error', () => {});
+  const runtime: PluginRuntime = { redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
+  if (redis) runtime.redis = redis;
   const id = settings.dataPlaneId ?? randomUUID();
   const holder = new ConfigHolder();
   const sync = new DataPlaneSync({
@@ -37,7 +45,13 @@ export async function startDataPlaneNode(
     logger: log,
     onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
   });
-  const proxy = await createDataPlaneServer({ holder, listen: settings.proxyListen, runtime, log: { error: log.error, warn: log.warn } });
+  const proxy = await createDataPlaneServer({
+    holder,
+    listen: settings.proxyListen,
+    runtime,
+    trustedIps: settings.trustedIps,
+    log: { error: log.error, warn: log.warn },
+  });
   const status = settings.statusListen
     ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }) })
     : null;
@@ -52,6 +66,8 @@ export async function startDataPlaneNode(
       await sync.stop();
       await status?.close();
       await proxy.close(2000);
+      await rateLimitingConnections.close();
+      redis?.disconnect();
     },
   };
 }
