@@ -12,6 +12,7 @@ import {
   rbacMigrations,
   SnapshotPublisher,
   startAdminServer,
+  type AdminContext,
   type AdminServer,
   type Database,
 } from '@gatehouse/control-plane';
@@ -37,7 +38,7 @@ export async function startControlPlaneNode(
   bus: ConfigBus,
   secret: string,
   log: Logger,
-  opts: { statusExtras?: () => Record<string, unknown> } = {},
+  opts: { statusExtras?: () => Record<string, unknown>; extensions?: Array<(ctx: AdminContext) => void> } = {},
 ): Promise<ControlPlaneNode> {
   const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
   const database = await openDatabase({
@@ -64,7 +65,7 @@ export async function startControlPlaneNode(
     proxyListen: settings.role === 'all' ? [listenText(settings.proxyListen)] : [],
     statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, publisher: publisher?.status(), ...opts.statusExtras?.() }),
     middleware: rbac.middleware,
-    extensions: [rbac.extension, keysExtension(keyring), clusteringExtension(bus)],
+    extensions: [rbac.extension, keysExtension(keyring), clusteringExtension(bus), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
   publisher = new SnapshotPublisher({

@@ -23,6 +23,7 @@ export async function startDataPlaneNode(
   bus: ConfigBus,
   secret: string,
   log: Logger,
+  extraRuntime: PluginRuntime = {},
 ): Promise<DataPlaneNode> {
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process;
   // commands fail fast while Redis is down so a plugin's fault_tolerant setting decides, not a queue
@@ -30,7 +31,7 @@ export async function startDataPlaneNode(
     ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) })
     : null;
   redis?.on('error', () => {});
-  const runtime: PluginRuntime = { redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
+  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
   if (redis) runtime.redis = redis;
   const id = settings.dataPlaneId ?? randomUUID();
   const holder = new ConfigHolder();
