@@ -2,7 +2,7 @@
 // on routes with and without a service), proxied through real processes in both topologies.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
-import { basicAuth } from './support/helpers';
+import { basicAuth, cleanUp } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
@@ -65,8 +65,10 @@ describe.each(TOPOLOGIES)('basic-auth and request-termination (%s)', (name) => {
   });
 
   afterAll(async () => {
-    await topology?.stop();
-    await upstream?.close();
+    await cleanUp(
+      () => topology?.stop(),
+      () => upstream?.close(),
+    );
   });
 
   describe('basic-auth credentials at /consumers/{c}/basic-auth', () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePorts, startEchoUpstream, type EchoUpstream, type SpawnedProcess } from '@gatehouse/testkit';
-import { getJson, waitUntil } from './support/helpers';
+import { cleanUp, getJson, waitUntil } from './support/helpers';
 import { adminClient, proxied, spawnGatehouse, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 const HASH = /^[0-9a-f]{32}$/;
@@ -25,8 +25,10 @@ describe.each(TOPOLOGIES)('cluster observability (%s)', (name) => {
   });
 
   afterAll(async () => {
-    await topology?.stop();
-    await upstream?.close();
+    await cleanUp(
+      () => topology?.stop(),
+      () => upstream?.close(),
+    );
   });
 
   it('each data plane reports its configuration on /status and is ready once it has one', async () => {
@@ -145,7 +147,7 @@ describe('a data plane with no Redis reachable and no cache', () => {
   it('starts, says it is not ready (503) and answers 404 on the proxy', async () => {
     const ready = await fetch(`${statusUrl}/status/ready`);
     expect(ready.status).toBe(503);
-    expect((await ready.json()).message).toMatch(/no configuration available/);
+    expect(((await ready.json()) as { message: string }).message).toMatch(/no configuration available/);
     const status = await getJson(`${statusUrl}/status`);
     expect(status.config_version).toBeNull();
     const res = await proxied(`${proxyUrl}/anything`);

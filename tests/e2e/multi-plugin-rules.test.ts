@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
-import { basicAuth } from './support/helpers';
+import { basicAuth, cleanUp } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 const JWT_SECRET = 'carol-jwt-secret-0123456789abcdef';
@@ -54,16 +54,19 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
 
   beforeAll(async () => {
     upstream = await startEchoUpstream();
-    topology = await startTopology(name);
+    // the proxy trusts the test client as a TLS terminator, so oauth2's endpoints (HTTPS only) can be reached with
+    // `X-Forwarded-Proto: https` and `accept_http_if_already_terminated`
+    topology = await startTopology(name, { env: { GATEHOUSE_TRUSTED_IPS: '127.0.0.1' } });
     admin = adminClient(topology.adminUrl);
 
-    for (const username of ['alice', 'bob', 'carol', 'anonymous_key', 'anonymous_basic', 'anonymous_jwt', 'anonymous_blocked', 'anonymous_deleted']) {
+    for (const username of ['alice', 'bob', 'carol', 'dan', 'anonymous_key', 'anonymous_basic', 'anonymous_jwt', 'anonymous_blocked', 'anonymous_deleted']) {
       ids[username] = (await created('/consumers/', { username })).id;
     }
     await created('/consumers/alice/key-auth', { key: 'alice-key' });
     await created('/consumers/bob/basic-auth', { username: 'bob-login', password: 'bob-password' });
     await created('/consumers/carol/jwt', { key: 'carol-iss', secret: JWT_SECRET });
     jwtToken = await carolToken();
+    await created('/consumers/dan/oauth2', { name: 'dan-app', client_id: 'dan-client', client_secret: 'dan-secret' });
 
     const anon = (consumer: string) => ({ 'config.anonymous': ids[consumer]! });
     await protectedRoute('and', [['key-auth', {}], ['basic-auth', {}]]);
@@ -75,6 +78,7 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
     await created('/consumers/anonymous_blocked/plugins', { name: 'request-termination', 'config.status_code': '401', 'config.message': 'Anonymous access is not allowed' });
     await protectedRoute('mixedkeyanon', [['key-auth', anon('anonymous_key')], ['basic-auth', {}]]);
     await protectedRoute('mixedbasicanon', [['key-auth', {}], ['basic-auth', anon('anonymous_basic')]]);
+    await protectedRoute('andoauth', [['oauth2', { 'config.enable_client_credentials': 'true', 'config.accept_http_if_already_terminated': 'true' }], ['key-auth', {}]]);
     const missing = randomUUID();
     await protectedRoute('dangling', [['key-auth', { 'config.anonymous': missing }], ['basic-auth', { 'config.anonymous': missing }]]);
     await protectedRoute('deletedanon', [['key-auth', anon('anonymous_deleted')], ['basic-auth', anon('anonymous_deleted')]]);
@@ -82,8 +86,10 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
   });
 
   afterAll(async () => {
-    await topology?.stop();
-    await upstream?.close();
+    await cleanUp(
+      () => topology?.stop(),
+      () => upstream?.close(),
+    );
   });
 
   describe('rule 1: all plugins or none configured for anonymous access; a mixed configuration is deterministic', () => {
@@ -195,7 +201,7 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
     });
 
     it('none valid: the anonymous consumer of the LAST plugin, with x-anonymous-consumer: true and no credential', async () => {
-      for (const headers of [{}, { apikey: 'wrong' }, { apikey: 'wrong', authorization: basicAuth('bob-login', 'wrong') }]) {
+      for (const headers of [{}, { apikey: 'wrong' }, { apikey: 'wrong', authorization: basicAuth('bob-login', 'wrong') }] as Array<Record<string, string>>) {
         const res = await everywhere('/or', headers);
         expect(res.status).toBe(200);
         expect(res.body.headers['x-consumer-id']).toBe(ids.anonymous_basic);
@@ -218,6 +224,41 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
       expect(none.status).toBe(200);
       expect(none.body.headers['x-consumer-id']).toBe(ids.anonymous_basic);
       expect(none.body.headers['x-anonymous-consumer']).toBe('true');
+    });
+  });
+
+  describe('rule 4: with oauth2 in AND, its token endpoint also requires the other plugins\' authentication', () => {
+    const tokenRequest = (headers: Record<string, string>) =>
+      proxied(`${topology.proxyUrl}/andoauth/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https', ...headers },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'dan-client', client_secret: 'dan-secret' }).toString(),
+      });
+
+    it('a token request without the key is refused by key-auth, although oauth2 runs first by priority', async () => {
+      const res = await tokenRequest({});
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ message: 'No API key found in headers or querystring' });
+      const wrongKey = await tokenRequest({ apikey: 'wrong' });
+      expect(wrongKey.status).toBe(401);
+      expect(wrongKey.body.access_token).toBeUndefined();
+    });
+
+    it('with the key the token is issued, and both credentials are needed on the route; key-auth runs last and wins', async () => {
+      const issued = await tokenRequest(ALICE_KEY);
+      expect(issued.status).toBe(200);
+      expect(issued.body).toMatchObject({ token_type: 'bearer', expires_in: 7200 });
+      expect(typeof issued.body.access_token).toBe('string');
+      const bearer = { authorization: `Bearer ${issued.body.access_token}` };
+
+      const both = await everywhere('/andoauth/x', { ...bearer, ...ALICE_KEY });
+      expect(both.status).toBe(200);
+      expect(both.body.headers['x-consumer-id']).toBe(ids.alice);
+      const tokenOnly = await everywhere('/andoauth/x', bearer);
+      expect(tokenOnly.status).toBe(403);
+      const keyOnly = await everywhere('/andoauth/x', ALICE_KEY);
+      expect(keyOnly.status).toBe(401);
+      expect(keyOnly.body).toEqual({ error: 'invalid_request', error_description: 'The access token is missing' });
     });
   });
 
@@ -253,7 +294,7 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
       expect(valid.body.headers['x-consumer-id']).toBe(ids.alice);
       // key-auth is tried first: a request carrying only basic credentials already failed key-auth's authentication,
       // whose fallback then finds no consumer (Kong does the same)
-      for (const headers of [{}, { apikey: 'wrong' }, BOB_BASIC]) {
+      for (const headers of [{}, { apikey: 'wrong' }, BOB_BASIC] as Array<Record<string, string>>) {
         const failed = await everywhere('/dangling', headers);
         expect(failed.status).toBe(500);
         expect(failed.body).toEqual({ message: 'An unexpected error occurred' });

@@ -6,7 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { startEchoUpstream, startRedisServer, type EchoUpstream, type RedisServerHandle } from '@gatehouse/testkit';
-import { getJson, SteadyLoad, waitUntil } from './support/helpers';
+import { cleanUp, getJson, RestartProbe, SteadyLoad, waitUntil } from './support/helpers';
 import { adminClient, proxied, startTopology, type Topology } from './support/topology';
 
 const KEYED = { headers: { apikey: 'steady-key' } };
@@ -56,11 +56,12 @@ describe('resilience (cluster: control plane + 2 data planes over a Redis of its
   });
 
   afterAll(async () => {
-    await Promise.all(loads.map((load) => load.stop()));
-    if (redis && !redis.isRunning()) await redis.restart().catch(() => {});
-    await topology?.stop();
-    await redis?.stop();
-    await upstream?.close();
+    await cleanUp(
+      () => Promise.all(loads.map((load) => load.stop())),
+      () => topology?.stop(),
+      () => redis?.stop(),
+      () => upstream?.close(),
+    );
   });
 
   it('keeps proxying with zero errors while Redis is stopped; the control plane keeps answering admin writes', async () => {
@@ -103,13 +104,21 @@ describe('resilience (cluster: control plane + 2 data planes over a Redis of its
     await steadyFor(10);
     const before = await statusOf(topology, 0);
     await loads[0]!.pause();
-    await topology.restartDataPlane(0);
+    const probe = new RestartProbe(`${topology.dataPlanes[0]!.proxyUrl}/steady`, KEYED.headers);
+    try {
+      await topology.restartDataPlane(0);
+      await waitUntil('the probe to get answers from the restarted data plane', () => (probe.answers[200] ?? 0) >= 20);
+    } finally {
+      // the later tests need the steady load running, whatever happens here
+      loads[0]!.resume();
+    }
+    // the port opens only once the cached config is loaded: no 404 from an empty config in between
+    expect(await probe.stop()).toEqual({});
     const after = await statusOf(topology, 0);
     expect(after.config_version).toBe(before.config_version);
     expect(after.configuration_hash).toBe(before.configuration_hash);
     expect(after.sync.source).toBe('cache');
     expect((await fetch(`${topology.dataPlanes[0]!.statusUrl}/status/ready`)).status).toBe(200);
-    loads[0]!.resume();
     await steadyFor();
     const late = await proxied(`${topology.dataPlanes[0]!.proxyUrl}/during-outage`, { headers: { apikey: 'late-key' } });
     expect(late.status).toBe(200);
@@ -198,15 +207,20 @@ describe('resilience (embedded)', () => {
   });
 
   afterAll(async () => {
-    await load?.stop();
-    await topology?.stop();
-    await upstream?.close();
+    await cleanUp(
+      () => load?.stop(),
+      () => topology?.stop(),
+      () => upstream?.close(),
+    );
   });
 
   it('a restarted gatehouse serves the same configuration at once and with zero errors', async () => {
     const before = await statusOf(topology, 0);
     await load.pause();
+    const probe = new RestartProbe(`${topology.proxyUrl}/steady`, KEYED.headers);
     await topology.restartDataPlane(0);
+    await waitUntil('the probe to get answers from the restarted process', () => (probe.answers[200] ?? 0) >= 20);
+    expect(await probe.stop()).toEqual({});
     const after = await statusOf(topology, 0);
     expect(after.config_version).toBe(before.config_version);
     expect(after.configuration_hash).toBe(before.configuration_hash);

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { freePort, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
-import { waitUntil } from './support/helpers';
+import { cleanUp, waitUntil } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 /** A request with a chosen Host header (fetch does not allow setting it). */
@@ -120,10 +120,14 @@ describe.each(TOPOLOGIES)('routing and proxying (%s)', (name) => {
   });
 
   afterAll(async () => {
-    await topology?.stop();
-    await upstream?.close();
-    duplexUpstream?.closeAllConnections();
-    await new Promise((r) => duplexUpstream?.close(r));
+    await cleanUp(
+      () => topology?.stop(),
+      () => upstream?.close(),
+      () => {
+        duplexUpstream?.closeAllConnections();
+        return new Promise((r) => (duplexUpstream ? duplexUpstream.close(r) : r(undefined)));
+      },
+    );
   });
 
   describe('matching', () => {

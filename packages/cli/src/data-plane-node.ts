@@ -46,6 +46,8 @@ export async function startDataPlaneNode(
     logger: log,
     onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
   });
+  // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
+  await sync.restoreFromCache();
   const proxy = await createDataPlaneServer({
     holder,
     listen: settings.proxyListen,

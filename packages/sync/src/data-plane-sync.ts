@@ -63,6 +63,7 @@ export class DataPlaneSync {
   private fetching: Promise<void> | null = null;
   private fetchAgain = false;
   private started = false;
+  private cacheRestored = false;
   private stopped = false;
   private heartbeatFailing = false;
   private fetchFailures = 0;
@@ -88,7 +89,7 @@ export class DataPlaneSync {
   async start(): Promise<void> {
     if (this.started) throw new Error('DataPlaneSync already started');
     this.started = true;
-    await this.loadCache();
+    await this.restoreFromCache();
     try {
       this.subscription = await this.options.bus.subscribe({
         onAnnouncement: (announcement) => this.onAnnouncement(announcement),
@@ -107,6 +108,16 @@ export class DataPlaneSync {
     const refetchMs = this.options.refetchIntervalMs ?? 30000;
     if (refetchMs > 0) this.every(refetchMs, () => this.checkLatest());
     void this.heartbeat();
+  }
+
+  /**
+   * Loads the disk cache, once; `start()` does it too. A data plane calls it before it opens its proxy port, so the
+   * first request after a restart meets the cached config instead of an empty one.
+   */
+  async restoreFromCache(): Promise<void> {
+    if (this.cacheRestored) return;
+    this.cacheRestored = true;
+    await this.loadCache();
   }
 
   /** Stops timers and the subscription; the bus itself belongs to the caller. */

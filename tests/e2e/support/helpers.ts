@@ -1,4 +1,5 @@
 // Small helpers shared by the e2e tests: waiting on a condition, credentials, a steady request loop.
+import { get as httpGet } from 'node:http';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 /** Polls `check` until it returns true (errors count as "not yet"); fails with the last error after `timeoutMs`. */
@@ -58,19 +59,21 @@ export class SteadyLoad {
 
   start(): void {
     if (this.running) return;
+    if (this.agent.closed || this.agent.destroyed) this.agent = new Agent({ keepAliveTimeout: 1000 });
     this.running = true;
     this.loop = this.run();
   }
 
+  /** stops sending (idempotent) */
   async pause(): Promise<void> {
     this.running = false;
     await this.loop;
     this.loop = null;
-    await this.agent.close();
+    if (!this.agent.closed && !this.agent.destroyed) await this.agent.close();
   }
 
   resume(): void {
-    this.agent = new Agent({ keepAliveTimeout: 1000 });
+    if (this.agent.closed || this.agent.destroyed) this.agent = new Agent({ keepAliveTimeout: 1000 });
     this.start();
   }
 
@@ -100,5 +103,58 @@ export class SteadyLoad {
       const wait = this.intervalMs - (Date.now() - started);
       if (wait > 0 && this.running) await new Promise((r) => setTimeout(r, wait));
     }
+  }
+}
+
+/** Runs every cleanup step even when one fails, then reports the first failure. */
+export async function cleanUp(...steps: Array<() => Promise<unknown> | unknown>): Promise<void> {
+  let first: unknown = null;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  if (first) throw first;
+}
+
+/**
+ * Requests sent back to back on fresh connections while a process restarts: a refused connection is expected while
+ * the port is closed, but every HTTP answer must be the expected one (no answer from a half-started process).
+ */
+export class RestartProbe {
+  readonly answers: Record<string, number> = {};
+  refused = 0;
+  private running = true;
+  private readonly loop: Promise<void>;
+
+  constructor(url: string, headers: Record<string, string>, private readonly expectStatus = 200) {
+    this.loop = (async () => {
+      while (this.running) {
+        const status = await new Promise<number | null>((resolve) => {
+          const req = httpGet(url, { headers, agent: false, timeout: 5000 }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+            res.on('error', () => resolve(null));
+          });
+          req.on('error', () => resolve(null));
+          req.on('timeout', () => req.destroy());
+        });
+        if (status === null) {
+          this.refused++;
+          await new Promise((r) => setTimeout(r, 2));
+        } else {
+          this.answers[status] = (this.answers[status] ?? 0) + 1;
+        }
+      }
+    })();
+  }
+
+  /** answers other than the expected status, by status */
+  async stop(): Promise<Record<string, number>> {
+    this.running = false;
+    await this.loop;
+    return Object.fromEntries(Object.entries(this.answers).filter(([status]) => Number(status) !== this.expectStatus));
   }
 }
