@@ -365,6 +365,22 @@ describe('plugins', () => {
     expect((await http().post('/plugins').send({ name: 'request-termination' })).status).toBe(409);
   });
 
+  it('places plugin config checks where Kong does: entity checks at the top, record checks on config', async () => {
+    await service('plugin-checks');
+    const acl = await http().post('/services/plugin-checks/plugins').type('form').send({ name: 'acl' });
+    expect(acl.status).toBe(400);
+    expect(acl.body.fields['@entity']).toContain("exactly one of these fields must be non-empty: 'config.allow', 'config.deny'");
+    expect(acl.body.fields.config).toBeUndefined();
+    expect(acl.body.message).toContain("exactly one of these fields must be non-empty: 'config.allow', 'config.deny'");
+    const termination = await http()
+      .post('/services/plugin-checks/plugins')
+      .type('form')
+      .send({ name: 'request-termination', 'config.message': 'm', 'config.body': 'b', 'config.content_type': 'text/plain' });
+    expect(termination.status).toBe(400);
+    expect(termination.body.fields).toEqual({ config: 'message cannot be used with content_type or body' });
+    expect(termination.body.message).toBe('schema violation (config: message cannot be used with content_type or body)');
+  });
+
   it('authentication plugins are refused on a consumer; other plugins are accepted there', async () => {
     await http().post('/consumers').send({ username: 'scoped' });
     const res = await http().post('/consumers/scoped/plugins').type('form').send({ name: 'key-auth' });

@@ -81,7 +81,7 @@ describe('oauth2 admin API', () => {
   describe('plugin configuration', () => {
     it('demands a grant flow, and generates a provision key that updates keep', async () => {
       const refused = await request(app).post('/plugins').send({ name: 'oauth2', config: {} }).expect(400);
-      expect(refused.body.fields.config['@entity']).toEqual([
+      expect(refused.body.fields['@entity']).toEqual([
         'at least one of these fields must be true: enable_authorization_code, enable_implicit_grant, enable_client_credentials, enable_password_grant',
       ]);
       const created = await request(app).post('/plugins').send({ name: 'oauth2', config: { enable_client_credentials: true } }).expect(201);

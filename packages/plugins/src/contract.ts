@@ -135,7 +135,10 @@ export interface PluginDefinition<Config = any, Index = unknown> {
   noConsumer: boolean;
   /** credential entities stored by the control plane and shipped in the snapshot */
   entities?: CredentialEntity[];
-  /** cross-field checks on the config; returns field errors (keyed under config) or null */
+  /**
+   * cross-field checks on the config; returns errors or null. Keys: `@entity` (reported at the top level, like Kong's
+   * plugin entity checks), `@config` (a message about the config record as a whole), or a config field name
+   */
   checkConfig?: (config: Config) => Record<string, string | string[]> | null;
   /** builds lookups (e.g. key → credential) once per snapshot */
   compile?: (config: SnapshotConfig) => Index;

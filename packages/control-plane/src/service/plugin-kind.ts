@@ -1,3 +1,4 @@
+import type { FieldErrors } from '@gatehouse/core';
 import type { z } from 'zod';
 import { plugins as pluginDefinition, pluginSchema, schemaViolation } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
@@ -41,7 +42,21 @@ export function pluginKind(available: PluginDefinition[]): EntityKind {
       if (!plugin) return;
       if (plugin.noConsumer && entity.consumer != null) throw schemaViolation({ consumer: 'value must be null' });
       const errors = plugin.checkConfig?.(entity.config);
-      if (errors && Object.keys(errors).length > 0) throw schemaViolation({ config: errors });
+      if (errors && Object.keys(errors).length > 0) throw schemaViolation(placeConfigErrors(errors));
     },
   };
+}
+
+/**
+ * Puts a plugin's config check errors where Kong reports them: `@entity` (checks across the plugin's fields, e.g.
+ * acl's allow/deny) at the top level, `@config` (a check of the config record as a whole) as `fields.config`, and
+ * field errors under `fields.config.<field>`.
+ */
+export function placeConfigErrors(errors: Record<string, string | string[]>): FieldErrors {
+  const { '@entity': entity, '@config': record, ...perField } = errors;
+  const fields: FieldErrors = {};
+  if (entity !== undefined) fields['@entity'] = Array.isArray(entity) ? entity : [entity];
+  if (record !== undefined) fields.config = Array.isArray(record) ? record.join('; ') : record;
+  else if (Object.keys(perField).length > 0) fields.config = perField;
+  return fields;
 }

@@ -71,9 +71,9 @@ describe('request-termination', () => {
 
   it("enforces Kong's config rules", () => {
     const check = (config: Record<string, unknown>) => checkRequestTerminationConfig(requestTerminationConfigSchema.parse(config));
-    expect(check({ message: 'm', body: 'b' })).toEqual({ '@entity': ['message cannot be used with content_type or body'] });
-    expect(check({ content_type: 'text/plain' })).toEqual({ '@entity': ['content_type requires a body'] });
-    expect(check({ echo: true, body: 'b' })).toEqual({ '@entity': ['echo cannot be used with content_type and body'] });
+    expect(check({ message: 'm', body: 'b' })).toEqual({ '@config': 'message cannot be used with content_type or body' });
+    expect(check({ content_type: 'text/plain' })).toEqual({ '@config': 'content_type requires a body' });
+    expect(check({ echo: true, body: 'b' })).toEqual({ '@config': 'echo cannot be used with content_type and body' });
     expect(check({ body: 'b', content_type: 'text/plain' })).toBeNull();
     expect(requestTerminationConfigSchema.safeParse({ status_code: 600 }).success).toBe(false);
     expect(requestTerminationConfigSchema.safeParse({ status_code: 99 }).success).toBe(false);

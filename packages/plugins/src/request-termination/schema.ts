@@ -22,13 +22,13 @@ export const requestTerminationConfigSchema = z
 export type RequestTerminationConfig = z.infer<typeof requestTerminationConfigSchema>;
 
 /** Kong's cross-field rules, with its messages. */
-export function checkRequestTerminationConfig(config: RequestTerminationConfig): Record<string, string[]> | null {
+export function checkRequestTerminationConfig(config: RequestTerminationConfig): Record<string, string> | null {
   if (config.message != null && (config.content_type != null || config.body != null)) {
-    return { '@entity': ['message cannot be used with content_type or body'] };
+    return { '@config': 'message cannot be used with content_type or body' };
   }
-  if (config.content_type != null && config.body == null) return { '@entity': ['content_type requires a body'] };
+  if (config.content_type != null && config.body == null) return { '@config': 'content_type requires a body' };
   if (config.echo && (config.content_type != null || config.body != null)) {
-    return { '@entity': ['echo cannot be used with content_type and body'] };
+    return { '@config': 'echo cannot be used with content_type and body' };
   }
   return null;
 }
