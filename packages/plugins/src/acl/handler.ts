@@ -1,6 +1,7 @@
 import type { PluginContext, PluginResponse } from '../contract';
 import type { AclIndex, ConsumerGroups } from './group-index';
 import type { AclConfig } from './schema';
+import { perConfig } from '../shared/per-config';
 
 const UNAUTHORIZED: PluginResponse = Object.freeze({ status: 401, body: Object.freeze({ message: 'Unauthorized' }) });
 const FORBIDDEN: PluginResponse = Object.freeze({ status: 403, body: Object.freeze({ message: 'You cannot consume this service' }) });
@@ -11,16 +12,11 @@ interface PreparedConfig {
   listed: ReadonlySet<string>;
 }
 
-const preparedConfigs = new WeakMap<AclConfig, PreparedConfig>();
-
-function prepare(config: AclConfig): PreparedConfig {
-  let prepared = preparedConfigs.get(config);
-  if (prepared) return prepared;
+const prepare = perConfig((config: AclConfig): PreparedConfig => {
   const deny = (config.deny?.length ?? 0) > 0;
-  prepared = { deny, listed: new Set(deny ? config.deny : (config.allow ?? [])) };
-  preparedConfigs.set(config, prepared);
+  const prepared: PreparedConfig = { deny, listed: new Set(deny ? config.deny : (config.allow ?? [])) };
   return prepared;
-}
+});
 
 function inListedGroup(groups: ConsumerGroups, listed: ReadonlySet<string>): boolean {
   for (const group of groups.groups) if (listed.has(group)) return true;

@@ -3,25 +3,21 @@ import type { AuthResult, PluginContext } from '../contract';
 import type { BasicAuthEntry, BasicAuthIndex } from './credential-index';
 import type { BasicAuthConfig } from './schema';
 import { VerifiedCredentialCache } from './verified-cache';
+import { perConfig } from '../shared/per-config';
 
 interface PreparedConfig {
   missing: AuthResult;
   invalid: AuthResult;
 }
 
-const preparedConfigs = new WeakMap<BasicAuthConfig, PreparedConfig>();
-
-function prepare(config: BasicAuthConfig): PreparedConfig {
-  let prepared = preparedConfigs.get(config);
-  if (prepared) return prepared;
+const prepare = perConfig((config: BasicAuthConfig): PreparedConfig => {
   const headers = { 'www-authenticate': `Basic realm="${config.realm}"` };
-  prepared = {
+  const prepared: PreparedConfig = {
     missing: { ok: false, response: { status: 401, body: { message: 'Unauthorized' }, headers } },
     invalid: { ok: false, response: { status: 401, body: { message: 'Invalid authentication credentials' }, headers } },
   };
-  preparedConfigs.set(config, prepared);
   return prepared;
-}
+});
 
 const BASIC = /^\s*[Bb]asic\s*(.+)/;
 

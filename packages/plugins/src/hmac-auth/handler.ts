@@ -2,6 +2,7 @@ import type { AuthResult, PluginContext, PluginRequest } from '../contract';
 import type { HmacAuthIndex } from './credential-index';
 import type { HmacAlgorithm, HmacAuthConfig } from './schema';
 import { bodyMatchesDigest, dateWithinSkew, headerValue, parseHmacHeader, signatureMatches, signingString, type HmacParams } from './signature';
+import { perConfig } from '../shared/per-config';
 
 /** What a config turns into once: the refusals (all 401, with the challenge) and the allowed algorithms. */
 interface PreparedConfig {
@@ -12,23 +13,18 @@ interface PreparedConfig {
   mismatch: AuthResult;
 }
 
-const preparedConfigs = new WeakMap<HmacAuthConfig, PreparedConfig>();
-
-function prepare(config: HmacAuthConfig): PreparedConfig {
-  let prepared = preparedConfigs.get(config);
-  if (prepared) return prepared;
+const prepare = perConfig((config: HmacAuthConfig): PreparedConfig => {
   const headers = { 'www-authenticate': config.realm != null ? `hmac realm="${config.realm}"` : 'hmac' };
   const refusal = (message: string): AuthResult => ({ ok: false, response: { status: 401, body: { message }, headers } });
-  prepared = {
+  const prepared: PreparedConfig = {
     algorithms: new Set(config.algorithms),
     missing: refusal('Unauthorized'),
     badDate: refusal('HMAC signature cannot be verified, a valid date or x-date header is required for HMAC Authentication'),
     cannotVerify: refusal('HMAC signature cannot be verified'),
     mismatch: refusal('HMAC signature does not match'),
   };
-  preparedConfigs.set(config, prepared);
   return prepared;
-}
+});
 
 /** Every enforced header must be among the signed ones, and the algorithm must be allowed. */
 function paramsAcceptable(params: HmacParams, config: HmacAuthConfig, prepared: PreparedConfig): boolean {

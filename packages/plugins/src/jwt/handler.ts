@@ -5,6 +5,7 @@ import type { JwtCredential, JwtIndex } from './credential-index';
 import { isHmacAlgorithm, JWT_ALGORITHMS } from './entities';
 import type { JwtConfig } from './schema';
 import { decodeBase64Loose, decodeToken, MULTIPLE_TOKENS, retrieveToken, type DecodedToken } from './token';
+import { perConfig } from '../shared/per-config';
 
 const SUPPORTED_ALGORITHMS: ReadonlySet<string> = new Set(JWT_ALGORITHMS);
 
@@ -32,22 +33,17 @@ interface PreparedConfig {
   refusals: Map<string, AuthResult>;
 }
 
-const preparedConfigs = new WeakMap<JwtConfig, PreparedConfig>();
-
-function prepare(config: JwtConfig): PreparedConfig {
-  let prepared = preparedConfigs.get(config);
-  if (prepared) return prepared;
+const prepare = perConfig((config: JwtConfig): PreparedConfig => {
   const challenge = config.realm != null ? `Bearer realm="${config.realm}"` : 'Bearer';
-  prepared = {
+  const prepared: PreparedConfig = {
     headerNames: config.header_names.map((h) => h.toLowerCase()),
     claimsToVerify: [...new Set(config.claims_to_verify ?? [])],
     invalidChallenge: { 'www-authenticate': `${challenge} error="invalid_token"` },
     missing: { ok: false, response: { status: 401, body: { message: 'Unauthorized' }, headers: { 'www-authenticate': challenge } } },
     refusals: new Map(),
   };
-  preparedConfigs.set(config, prepared);
   return prepared;
-}
+});
 
 /** A 401 for a bad token; the fixed messages are built once per config. */
 function refuse(prepared: PreparedConfig, message: string): AuthResult {

@@ -2,6 +2,7 @@ import type { AuthResult, PluginContext, PluginRequest } from '../contract';
 import { readBodyField, removeBodyField } from './body';
 import type { KeyAuthIndex } from './credential-index';
 import type { KeyAuthConfig } from './schema';
+import { perConfig } from '../shared/per-config';
 
 const DEFAULT_REALM = 'gatehouse';
 
@@ -20,13 +21,9 @@ interface PreparedConfig {
   duplicate: AuthResult;
 }
 
-const preparedConfigs = new WeakMap<KeyAuthConfig, PreparedConfig>();
-
-function prepare(config: KeyAuthConfig): PreparedConfig {
-  let prepared = preparedConfigs.get(config);
-  if (prepared) return prepared;
+const prepare = perConfig((config: KeyAuthConfig): PreparedConfig => {
   const challenge = { 'www-authenticate': `Key realm="${config.realm ?? DEFAULT_REALM}"` };
-  prepared = {
+  const prepared: PreparedConfig = {
     names: config.key_names.map((name) => {
       const lower = name.toLowerCase();
       const variants = new Set([lower, lower.replaceAll('_', '-'), lower.replaceAll('-', '_')]);
@@ -36,9 +33,8 @@ function prepare(config: KeyAuthConfig): PreparedConfig {
     invalid: { ok: false, response: { status: 401, body: { message: 'Invalid authentication credentials' }, headers: challenge } },
     duplicate: { ok: false, response: { status: 401, body: { message: 'Duplicate API key found' }, headers: challenge } },
   };
-  preparedConfigs.set(config, prepared);
   return prepared;
-}
+});
 
 /** Marks a key given more than once (repeated header, repeated query argument, JSON array). */
 const DUPLICATE = Symbol('duplicate');

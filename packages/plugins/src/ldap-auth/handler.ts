@@ -3,6 +3,7 @@ import { BindCache } from './bind-cache';
 import { LdapConnections, type LdapBinder, type LdapServer } from './connections';
 import { bindDn, parseLdapAuthorization, type GivenCredentials } from './credentials';
 import type { LdapAuthConfig } from './schema';
+import { perConfig } from '../shared/per-config';
 
 /** What ldap-auth keeps between requests: the binder (kept connections) and the cache of successful binds. */
 export interface LdapAuthRuntime {
@@ -23,19 +24,15 @@ interface PreparedConfig {
   invalid: AuthResult;
 }
 
-const preparedConfigs = new WeakMap<LdapAuthConfig, PreparedConfig>();
-
 /** Kong keeps the historical `LDAP` spelling for the default header type; any other type is named as configured. */
 function challengeOf(config: LdapAuthConfig): string {
   const scheme = config.header_type.toLowerCase() === 'ldap' ? 'LDAP' : config.header_type;
   return config.realm ? `${scheme} realm="${config.realm}"` : scheme;
 }
 
-function prepare(config: LdapAuthConfig): PreparedConfig {
-  let prepared = preparedConfigs.get(config);
-  if (prepared) return prepared;
+const prepare = perConfig((config: LdapAuthConfig): PreparedConfig => {
   const headers = { 'www-authenticate': challengeOf(config) };
-  prepared = {
+  const prepared: PreparedConfig = {
     server: {
       host: config.ldap_host,
       port: config.ldap_port,
@@ -49,9 +46,8 @@ function prepare(config: LdapAuthConfig): PreparedConfig {
     missing: { ok: false, response: { status: 401, body: { message: 'Unauthorized' }, headers } },
     invalid: { ok: false, response: { status: 401, body: { message: 'Invalid authentication credentials' }, headers } },
   };
-  preparedConfigs.set(config, prepared);
   return prepared;
-}
+});
 
 function headerOf(ctx: PluginContext, name: string): string | undefined {
   const value = ctx.req.headers[name];

@@ -5,6 +5,7 @@ import { hasBodyParams, isFormBody, readParams } from './params';
 import { tokenStoreOf } from './runtime-store';
 import type { OAuth2Config } from './schema';
 import type { OAuth2Token } from './token-store';
+import { perConfig } from '../shared/per-config';
 
 const INVALID_DESCRIPTION = 'The access token is invalid or has expired';
 
@@ -14,14 +15,10 @@ interface Refusals {
   global: AuthResult;
 }
 
-const refusalsByConfig = new WeakMap<OAuth2Config, Refusals>();
-
 /** The 401s of a config, built once. */
-function refusals(config: OAuth2Config): Refusals {
-  let built = refusalsByConfig.get(config);
-  if (built) return built;
+const refusals = perConfig((config: OAuth2Config): Refusals => {
   const bearer = config.realm === null ? 'Bearer' : `Bearer realm="${config.realm}"`;
-  built = {
+  const built: Refusals = {
     missing: { ok: false, response: { status: 401, body: { error: 'invalid_request', error_description: 'The access token is missing' }, headers: { 'www-authenticate': bearer } } },
     invalid: {
       ok: false,
@@ -39,9 +36,8 @@ function refusals(config: OAuth2Config): Refusals {
       },
     },
   };
-  refusalsByConfig.set(config, built);
   return built;
-}
+});
 
 /**
  * The access token: from the `auth_header_name` header (`Bearer <t>` or `Token <t>`; any other value is taken as it

@@ -7,6 +7,7 @@ import { CounterStoreError, takeFromRedis, type RedisScriptRunner } from './redi
 import { RATE_LIMIT_PERIODS, type RateLimitingConfig, type RateLimitPeriod } from './schema';
 import type { PeriodLimit, Tally } from './tally';
 import { currentWindow, secondsToReset } from './windows';
+import { perConfig } from '../shared/per-config';
 
 const UNEXPECTED_ERROR: PluginResponse = Object.freeze({ status: 500, body: Object.freeze({ message: 'An unexpected error occurred' }) });
 
@@ -32,21 +33,16 @@ interface Plan {
   fallbackScope: string;
 }
 
-const plans = new WeakMap<RateLimitingConfig, Plan>();
-
-function planFor(config: RateLimitingConfig): Plan {
-  let plan = plans.get(config);
-  if (plan !== undefined) return plan;
+const planFor = perConfig((config: RateLimitingConfig): Plan => {
   const configured: ConfiguredLimit[] = [];
   for (const period of RATE_LIMIT_PERIODS) {
     const limit = config[period];
     if (typeof limit !== 'number') continue;
     configured.push({ period, limit, limitHeader: `x-ratelimit-limit-${period}`, remainingHeader: `x-ratelimit-remaining-${period}` });
   }
-  plan = { configured, limits: [], validFrom: 0, validUntil: 0, body: { message: config.error_message }, fallbackScope: randomUUID() };
-  plans.set(config, plan);
+  const plan: Plan = { configured, limits: [], validFrom: 0, validUntil: 0, body: { message: config.error_message }, fallbackScope: randomUUID() };
   return plan;
-}
+});
 
 function limitsAt(plan: Plan, nowMs: number): PeriodLimit[] {
   if (nowMs >= plan.validFrom && nowMs < plan.validUntil) return plan.limits;

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { PluginContext, PluginRequest, PluginResponse } from '../contract';
 import type { RequestTerminationConfig } from './schema';
+import { perConfig } from '../shared/per-config';
 
 /** Kong's default messages by status; other codes without a message answer an empty body. */
 const DEFAULT_MESSAGES: Record<number, string> = {
@@ -12,21 +13,17 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   503: 'Service unavailable',
 };
 
-const fixedResponses = new WeakMap<RequestTerminationConfig, PluginResponse>();
-
 /** The response of a config without echo never changes: built once. */
-function fixedResponse(config: RequestTerminationConfig): PluginResponse {
-  let response = fixedResponses.get(config);
-  if (response) return response;
+const fixedResponse = perConfig((config: RequestTerminationConfig): PluginResponse => {
+  let response: PluginResponse;
   if (config.body != null) {
     response = { status: config.status_code, body: config.body, headers: config.content_type != null ? { 'content-type': config.content_type } : {} };
   } else {
     const message = config.message ?? DEFAULT_MESSAGES[config.status_code];
     response = { status: config.status_code, body: message === undefined ? null : { message } };
   }
-  fixedResponses.set(config, response);
   return response;
-}
+});
 
 function triggered(req: PluginRequest, trigger: string): boolean {
   return req.headers[trigger.toLowerCase()] !== undefined || req.query.has(trigger);
