@@ -53,6 +53,8 @@ export async function startDataPlaneNode(
     listen: settings.proxyListen,
     runtime,
     trustedIps: settings.trustedIps,
+    underscoreHeaders: settings.underscoreHeaders,
+    maxBufferedBody: settings.maxBufferedBody,
     log: { error: log.error, warn: log.warn },
   });
   const status = settings.statusListen

@@ -2,15 +2,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { PluginResponse, PluginRuntime } from '@gatehouse/plugins';
+import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime } from '@gatehouse/plugins';
 import type { CompiledConfig } from './compile/types';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
+import { scrubClientHeaders } from './proxy/client-headers';
+import { clientErrorResponse } from './proxy/client-errors';
 import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
+import { normalizePath } from './proxy/normalize-path';
 import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, type FixedResponse } from './proxy/responses';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 import { buildUpstreamRequest } from './proxy/upstream-request';
@@ -39,6 +42,16 @@ export interface DataPlaneServerOptions {
    * is the client IP. Empty by default: no proxy is trusted.
    */
   trustedIps?: readonly string[];
+  /** keep client headers whose names contain `_` (GATEHOUSE_UNDERSCORE_HEADERS=on); dropped by default */
+  underscoreHeaders?: boolean;
+  /** the most a plugin may buffer of a request body, in bytes (GATEHOUSE_MAX_BUFFERED_BODY; default 8 MiB) */
+  maxBufferedBody?: number;
+  /** how long a client may take to send its request headers (ms) before it gets 408; default keep-alive + 5 s */
+  headersTimeout?: number;
+  /** how long a client may take to send a whole request (ms) before it gets 408; Node's default (300 s) */
+  requestTimeout?: number;
+  /** how often Node looks for clients past those timeouts (ms); Node's default (30 s) */
+  connectionsCheckingInterval?: number;
 }
 
 export interface ServerStats {
@@ -108,13 +121,20 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
   const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
+  const allowUnderscores = options.underscoreHeaders === true;
+  const bodyLimit = options.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
 
-  /** Routes a request against the current configuration: the exchange to run, or the gateway's own answer. */
+  /**
+   * Routes a request against the current configuration: the exchange to run, or the gateway's own answer. The path
+   * is normalised here, once: the router matches it, plugins see it and the upstream request is built from it.
+   */
   function admit(req: IncomingMessage): Exchange | FixedResponse {
     const config: CompiledConfig = holder.current;
+    scrubClientHeaders(req, allowUnderscores);
     const url = originForm(req.url ?? '/');
     const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
+    const path = normalizePath(q < 0 ? url : url.slice(0, q));
+    if (path === null) return ProxyErrors.badRequest;
     const match = config.router.match(req.method ?? 'GET', req.headers.host, path, req.headers);
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
@@ -123,6 +143,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
+    ex.bodyLimit = bodyLimit;
     return ex;
   }
 
@@ -209,9 +230,11 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
   }
 
-  const server = options.tls ? createHttpsServer(options.tls, onRequest) : createServer(onRequest);
+  const serverOptions = options.connectionsCheckingInterval !== undefined ? { connectionsCheckingInterval: options.connectionsCheckingInterval } : {};
+  const server = options.tls ? createHttpsServer({ ...options.tls, ...serverOptions }, onRequest) : createServer(serverOptions, onRequest);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 60_000;
-  server.headersTimeout = server.keepAliveTimeout + 5_000;
+  server.headersTimeout = options.headersTimeout ?? server.keepAliveTimeout + 5_000;
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
   server.on('upgrade', onUpgrade);
   server.on('connection', (socket: Socket) => {
     stats.connections_accepted++;
@@ -219,8 +242,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     stats.connections_active++;
     socket.once('close', () => stats.connections_active--);
   });
-  server.on('clientError', (_err, socket: Duplex) => {
-    if ((socket as Socket).writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  // 431 for headers past Node's size limit, 408 for a client too slow to send them, 400 for anything else
+  server.on('clientError', (err: Error, socket: Duplex) => {
+    if ((socket as Socket).writable) socket.end(clientErrorResponse(err));
     else socket.destroy();
   });
 

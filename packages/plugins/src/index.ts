@@ -56,3 +56,4 @@ export { MemoryTokenStore } from './oauth2/memory-token-store';
 export { RedisTokenStore } from './oauth2/redis-token-store';
 export { redisTokenStore, oauth2RedisPrefix, tokenStoreOf } from './oauth2/runtime-store';
 export { hashSecret, isHashedSecret, verifyHashedSecret } from './oauth2/secret';
+export { readLimitedBody, parseByteSize, BodyTooLargeError, BODY_TOO_LARGE, DEFAULT_MAX_BUFFERED_BODY } from './shared/limited-body';

@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { defineEntity } from './definition';
 import { baseFieldsWithUpdate, nullableForeign, tags, utf8Name } from './fields';
+import { linearRegexError } from './route-regex';
 
 export const ROUTE_PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'udp', 'ws', 'wss', 'tls_passthrough'] as const;
+
+/** A regex path (`~/…`) must compile on the linear-time engine (decision 17): 400 with `fields.paths` otherwise. */
+function refuseNonLinearRegex(path: string, ctx: z.RefinementCtx): void {
+  if (!path.startsWith('~/')) return;
+  const error = linearRegexError(path.slice(1));
+  if (error !== null) ctx.addIssue({ code: 'custom', message: error });
+}
 
 export const routeSchema = z
   .object({
@@ -15,7 +23,12 @@ export const routeSchema = z
       .default(null),
     hosts: z.array(z.string().min(1)).nullable().default(null),
     paths: z
-      .array(z.string().refine((p) => p.startsWith('/') || p.startsWith('~/'), 'should start with: / (fixed path) or ~/ (regex path)'))
+      .array(
+        z
+          .string()
+          .refine((p) => p.startsWith('/') || p.startsWith('~/'), 'should start with: / (fixed path) or ~/ (regex path)')
+          .superRefine(refuseNonLinearRegex),
+      )
       .nullable()
       .default(null),
     headers: z.record(z.string(), z.array(z.string())).nullable().default(null),

@@ -1,3 +1,4 @@
+import { compileLinearRegex, type LinearRegex } from '@gatehouse/core';
 import type { CompiledRoute } from './types';
 
 /**
@@ -11,6 +12,8 @@ import type { CompiledRoute } from './types';
  *   6. longer prefix first;
  *   7. older route first (then id), so the order never depends on the snapshot's list order.
  * Plain paths are raw string prefixes (`/foo` matches `/foobar`); regex paths (`~/…`) are anchored at the start.
+ * Paths are matched against the normalised request path (proxy/normalize-path.ts). Regexes, of paths and of header
+ * values (`~*`), run on a linear-time engine (RE2 semantics, decision 17).
  */
 
 interface HostMatcher {
@@ -26,7 +29,7 @@ interface HostMatcher {
 interface HeaderCondition {
   name: string;
   values: Set<string>;
-  patterns: RegExp[];
+  patterns: LinearRegex[];
 }
 
 interface RouteEntry {
@@ -35,7 +38,7 @@ interface RouteEntry {
   hosts: HostMatcher | null;
   headers: HeaderCondition[] | null;
   prefix: string | null;
-  regex: RegExp | null;
+  regex: LinearRegex | null;
   // precedence keys
   kinds: number;
   plainHostsOnly: boolean;
@@ -79,18 +82,18 @@ function headerConditions(headers: Record<string, string[]>): HeaderCondition[] 
     .sort()
     .map((name) => {
       const values = new Set<string>();
-      const patterns: RegExp[] = [];
+      const patterns: LinearRegex[] = [];
       for (const value of headers[name]!) {
-        if (value.startsWith('~*')) patterns.push(compileRegex(value.slice(2), 'i', `header ${name}`));
+        if (value.startsWith('~*')) patterns.push(compileRegex(value.slice(2), { caseInsensitive: true }, `header ${name}`));
         else values.add(value.toLowerCase());
       }
       return { name: name.toLowerCase(), values, patterns };
     });
 }
 
-function compileRegex(source: string, flags: string, what: string): RegExp {
+function compileRegex(source: string, options: { anchored?: boolean; caseInsensitive?: boolean }, what: string): LinearRegex {
   try {
-    return new RegExp(source, flags);
+    return compileLinearRegex(source, options);
   } catch (err) {
     throw new Error(`invalid regex for ${what}: ${source} (${(err as Error).message})`);
   }
@@ -118,7 +121,7 @@ function entriesOf(route: CompiledRoute): RouteEntry[] {
   if (!paths) return [{ ...base, prefix: null, regex: null }];
   return paths.map((path) =>
     path.startsWith('~')
-      ? { ...base, prefix: null, regex: compileRegex(`^(?:${path.slice(1)})`, '', `route ${r.id} path`) }
+      ? { ...base, prefix: null, regex: compileRegex(path.slice(1), { anchored: true }, `route ${r.id} path`) }
       : { ...base, prefix: path, regex: null },
   );
 }
@@ -203,9 +206,9 @@ export class Router {
         return { route: entry.route, matched: entry.prefix };
       }
       if (entry.regex !== null) {
-        const m = entry.regex.exec(path);
-        if (m === null) continue;
-        return { route: entry.route, matched: m[0] };
+        const matched = entry.regex.exec(path);
+        if (matched === null) continue;
+        return { route: entry.route, matched };
       }
       return { route: entry.route, matched: '' };
     }

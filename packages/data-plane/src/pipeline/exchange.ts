@@ -1,8 +1,27 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Consumer, Route, Service } from '@gatehouse/core';
-import type { CredentialRef, PluginRequest, PluginRuntime, ResponseChanges, UpstreamChanges } from '@gatehouse/plugins';
+import {
+  BodyTooLargeError,
+  DEFAULT_MAX_BUFFERED_BODY,
+  readLimitedBody,
+  type CredentialRef,
+  type PluginRequest,
+  type PluginRuntime,
+  type ResponseChanges,
+  type UpstreamChanges,
+} from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
 import type { ChainState } from './run-chain';
+
+/** How long a connection whose body was refused stays open for the client to read the 413 (nginx's lingering close). */
+const LINGER_MS = 5_000;
+
+function lingerThenClose(incoming: IncomingMessage): void {
+  const socket = incoming.socket;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
 
 /**
  * One proxied request: what plugins read (the request), what they change (the upstream request) and what
@@ -34,6 +53,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   pluginId: string | undefined = undefined;
   /** the connection came from one of the data plane's trusted proxies */
   fromTrustedProxy = false;
+  /** the most the gateway buffers of this request's body (GATEHOUSE_MAX_BUFFERED_BODY) */
+  bodyLimit = DEFAULT_MAX_BUFFERED_BODY;
 
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
@@ -97,20 +118,22 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
   }
 
+  /**
+   * Buffers the body once, up to `bodyLimit` bytes; past it the read rejects with a BodyTooLargeError (answered 413)
+   * and the connection is closed once the answer is out, after a short grace for the client to read it.
+   */
   readBody(): Promise<Buffer> {
     if (this.bodyRead) return this.bodyRead;
-    this.bodyRead = new Promise<Buffer>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      const incoming = this.incoming;
-      if (incoming.readableEnded) return resolve(Buffer.alloc(0));
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.once('end', () => {
-        const buffered = Buffer.concat(chunks);
+    this.bodyRead = readLimitedBody(this.incoming, this.bodyLimit, this.headers['content-length']).then(
+      (buffered) => {
         if (!this.bodyReplaced) this.body = buffered;
-        resolve(buffered);
-      });
-      incoming.once('error', reject);
-    });
+        return buffered;
+      },
+      (err: unknown) => {
+        if (err instanceof BodyTooLargeError) lingerThenClose(this.incoming);
+        throw err;
+      },
+    );
     return this.bodyRead;
   }
 

@@ -1,5 +1,5 @@
 import type { Consumer } from '@gatehouse/core';
-import type { AuthResult, CredentialRef, PluginContext, PluginResponse } from '@gatehouse/plugins';
+import { BodyTooLargeError, type AuthResult, type CredentialRef, type PluginContext, type PluginResponse } from '@gatehouse/plugins';
 import type { ChainStep, ConsumerDirectory, PluginInstance } from '../compile/types';
 
 /**
@@ -50,6 +50,8 @@ function isThenable<T>(value: unknown): value is PromiseLike<T> {
 }
 
 function failed(log: ChainLogger, instance: PluginInstance, err: unknown): PluginResponse {
+  // a body past GATEHOUSE_MAX_BUFFERED_BODY is the client's fault, whichever plugin was reading it: 413
+  if (err instanceof BodyTooLargeError) return err.response;
   log.error('plugin failed', { plugin_id: instance.id, plugin: instance.name, error: err instanceof Error ? err.message : String(err) });
   return UNEXPECTED_ERROR;
 }

@@ -23,6 +23,8 @@ export const ProxyErrors = {
   badGateway: fixed(502, 'An invalid response was received from the upstream server'),
   gatewayTimeout: fixed(504, 'The upstream server is timing out'),
   unexpected: fixed(500, 'An unexpected error occurred'),
+  /** a path that climbs above `/` or hides a dot segment (decision 12) */
+  badRequest: fixed(400, 'Bad request'),
   useHttps: fixed(426, 'Please use HTTPS protocol', { connection: 'Upgrade', upgrade: 'TLS/1.2, HTTP/1.1' }),
 };
 
@@ -76,7 +78,7 @@ export function sendPluginResponse(res: ServerResponse, response: PluginResponse
   res.end(body ?? undefined);
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const STATUS_TEXT: Record<number, string> = { 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
 /** Answers on a raw socket (an upgrade request that never reaches the upstream), then closes it. */
 export function sendOnSocket(socket: Socket, status: number, headers: Record<string, string>, body: Buffer | null): void {

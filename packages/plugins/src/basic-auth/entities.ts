@@ -1,11 +1,8 @@
-import { hash } from 'bcryptjs';
 import { z, baseFields, foreignRef, tags } from '@gatehouse/core';
 import type { CredentialEntity } from '../contract';
+import { BCRYPT_HASH, hashPassword as bcryptHash, PASSWORD_COST } from './password';
 
-/** bcrypt cost for stored passwords. */
-export const PASSWORD_COST = 10;
-
-const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+export { PASSWORD_COST };
 
 export const basicAuthCredentialSchema = z
   .object({
@@ -18,7 +15,7 @@ export const basicAuthCredentialSchema = z
   .strict();
 
 /**
- * Turns a given password into its bcrypt hash; only the hash is stored (and returned by the admin API). A value that
+ * Turns a given password into its bcrypt hash (`$2b$`, native bcrypt on the thread pool); only the hash is stored (and returned by the admin API). A value that
  * is already a bcrypt hash, or the stored hash itself coming back on an update, is kept as it is, so a config dump
  * can be applied again without locking its users out.
  */
@@ -27,7 +24,7 @@ export async function hashPassword(entity: Record<string, unknown>, previous: Re
   if (typeof password !== 'string' || password === '') return entity;
   if (previous && password === previous.password) return entity;
   if (BCRYPT_HASH.test(password)) return entity;
-  return { ...entity, password: await hash(password, PASSWORD_COST) };
+  return { ...entity, password: await bcryptHash(password, PASSWORD_COST) };
 }
 
 export const basicAuthCredentials: CredentialEntity = {

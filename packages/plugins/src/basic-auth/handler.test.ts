@@ -96,6 +96,15 @@ describe('basic-auth', () => {
     expect(refusal((await authenticate({ authorization: 'Bearer token' })).result)).toEqual(invalid);
   });
 
+  it('answers an unknown username only after a bcrypt comparison, as for a known one (no timing oracle)', async () => {
+    const config = basicAuthConfigSchema.parse({});
+    const unknown = basicAuthAuthenticate(contextFor({ authorization: basic('nobody', 'pw') }).ctx, config);
+    const wrong = basicAuthAuthenticate(contextFor({ authorization: basic('alice-login', 'pw') }).ctx, config);
+    expect(unknown).toBeInstanceOf(Promise);
+    expect(wrong).toBeInstanceOf(Promise);
+    expect(await unknown).toEqual(await wrong);
+  });
+
   it('reads Proxy-Authorization first, then Authorization', async () => {
     const good = basic('alice-login', 'open:sesame');
     expect((await authenticate({ 'proxy-authorization': good, authorization: 'Bearer x' })).result.ok).toBe(true);

@@ -1,7 +1,7 @@
-import { compare } from 'bcryptjs';
 import type { AuthResult, PluginContext } from '../contract';
 import type { BasicAuthEntry, BasicAuthIndex } from './credential-index';
 import type { BasicAuthConfig } from './schema';
+import { spendDummyWork, verifyPassword } from './password';
 import { VerifiedCredentialCache } from './verified-cache';
 import { perConfig } from '../shared/per-config';
 
@@ -52,12 +52,20 @@ function retrieve(ctx: PluginContext, config: BasicAuthConfig, name: string): Gi
 function verify(index: BasicAuthIndex, prepared: PreparedConfig, entry: BasicAuthEntry, given: GivenCredentials): AuthResult | Promise<AuthResult> {
   const key = VerifiedCredentialCache.keyOf(given.username, given.password, entry.passwordHash);
   if (index.verified.has(key)) return entry.result;
-  return compare(given.password, entry.passwordHash).then(
+  return verifyPassword(given.password, entry.passwordHash).then(
     (ok) => {
       if (!ok) return prepared.invalid;
       index.verified.add(key);
       return entry.result;
     },
+    () => prepared.invalid,
+  );
+}
+
+/** An unknown username answers after the same bcrypt work as a known one with a wrong password (no timing oracle). */
+function unknownUser(index: BasicAuthIndex, prepared: PreparedConfig, given: GivenCredentials): Promise<AuthResult> {
+  return spendDummyWork(given.password, index.dummyCost).then(
+    () => prepared.invalid,
     () => prepared.invalid,
   );
 }
@@ -77,6 +85,7 @@ export function basicAuthAuthenticate(ctx: PluginContext<BasicAuthIndex>, config
     if (given === null) return prepared.invalid;
     entry = ctx.index.byUsername.get(given.username);
   }
-  if (entry === undefined || given === null) return prepared.invalid;
+  if (given === null) return prepared.invalid;
+  if (entry === undefined) return unknownUser(ctx.index, prepared, given);
   return verify(ctx.index, prepared, entry, given);
 }

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 /**
  * Remembers username/password pairs that bcrypt already accepted, so a valid request does not pay bcrypt each time.
  * Entries are sha256 digests of username, password and the stored hash (no plaintext is kept, and a changed password
- * hash can never hit an old entry). Bounded: the oldest entry goes first. One cache per compiled snapshot, so a new
- * snapshot starts empty.
+ * hash can never hit an old entry). Bounded LRU: a hit makes an entry the newest, and past the cap the least recently
+ * used entry goes first. One cache per compiled snapshot, so a new snapshot starts empty.
  */
 export class VerifiedCredentialCache {
   private readonly entries = new Set<string>();
@@ -16,7 +16,11 @@ export class VerifiedCredentialCache {
   }
 
   has(key: string): boolean {
-    return this.entries.has(key);
+    if (!this.entries.has(key)) return false;
+    // a Set iterates in insertion order: re-inserting makes the entry the most recently used
+    this.entries.delete(key);
+    this.entries.add(key);
+    return true;
   }
 
   add(key: string): void {

@@ -1,0 +1,45 @@
+import { RE2JS } from 're2js';
+
+/**
+ * Route regexes (kong-reference decision 17) run on a linear-time engine with RE2 semantics (re2js, pure JS): no
+ * pattern can make one request hold the event loop. Patterns RE2 cannot run in linear time (backreferences,
+ * lookahead, lookbehind) do not compile: the admin API refuses them and the data plane never sees them.
+ */
+export interface LinearRegex {
+  readonly source: string;
+  /** the text matched (from the start of `input` when anchored), or null */
+  exec(input: string): string | null;
+  test(input: string): boolean;
+}
+
+export interface LinearRegexOptions {
+  /** match at the start of the input only (route paths); otherwise anywhere (header values) */
+  anchored?: boolean;
+  caseInsensitive?: boolean;
+}
+
+/** Compiles a pattern for the linear-time engine; throws with RE2's reason when it cannot. */
+export function compileLinearRegex(source: string, options: LinearRegexOptions = {}): LinearRegex {
+  const pattern = RE2JS.compile(options.anchored ? `^(?:${source})` : source, options.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
+  return {
+    source,
+    exec(input) {
+      const matcher = pattern.matcher(input);
+      return matcher.find() ? matcher.group(0) : null;
+    },
+    test(input) {
+      return pattern.test(input);
+    },
+  };
+}
+
+/** Why a route regex is refused (a backreference, lookaround, a syntax error), or null when it compiles. */
+export function linearRegexError(source: string): string | null {
+  try {
+    RE2JS.compile(source);
+    return null;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : String(err);
+    return `invalid regex: '${source}' (${reason}; route regexes run in linear time: no backreferences or lookaround)`;
+  }
+}
