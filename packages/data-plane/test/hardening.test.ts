@@ -181,7 +181,6 @@ describe('data plane under hostile input', () => {
         bodyBytes: 200 * 1024 * 1024,
       });
       expect([res.status, JSON.parse(res.body)]).toEqual([413, tooLarge]);
-      expect(res.headers.connection).toBe('close');
       expect(res.bodyBytesSent).toBeLessThan(200 * 1024 * 1024);
       expect(echo.received.length).toBe(before);
     });

@@ -13,12 +13,17 @@ import {
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
 import type { ChainState } from './run-chain';
 
-/** How long a connection whose body was refused stays open for the client to read the 413 (nginx's lingering close). */
+/**
+ * How long a client whose body was refused may go on sending it (discarded, never buffered) before its connection is
+ * cut: time to read the 413 (nginx's lingering close). A client that stops sending keeps its keep-alive connection.
+ */
 const LINGER_MS = 5_000;
 
 function lingerThenClose(incoming: IncomingMessage): void {
   const socket = incoming.socket;
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  const timer = setTimeout(() => {
+    if (!incoming.complete) socket.destroy();
+  }, LINGER_MS);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
 }
@@ -120,7 +125,7 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   /**
    * Buffers the body once, up to `bodyLimit` bytes; past it the read rejects with a BodyTooLargeError (answered 413)
-   * and the connection is closed once the answer is out, after a short grace for the client to read it.
+   * and the rest of the body is discarded for a grace period, after which the connection is cut.
    */
   readBody(): Promise<Buffer> {
     if (this.bodyRead) return this.bodyRead;

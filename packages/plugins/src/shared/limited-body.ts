@@ -4,11 +4,14 @@ import type { PluginResponse } from '../contract';
 /** `GATEHOUSE_MAX_BUFFERED_BODY`'s default: 8 MiB. */
 export const DEFAULT_MAX_BUFFERED_BODY = 8 * 1024 * 1024;
 
-/** Kong's answer to a body past the limit (kong-reference decision 15); the connection is closed after it. */
+/**
+ * Kong's answer to a body past the limit (kong-reference decision 15). No `connection: close`: Node would destroy the
+ * socket as soon as the answer is written, with the client's body still arriving, and the reset can cost the client
+ * the answer; the data plane discards the rest of the body instead and cuts the connection after a grace period.
+ */
 export const BODY_TOO_LARGE: PluginResponse = Object.freeze({
   status: 413,
   body: Object.freeze({ message: 'Request size limit exceeded' }),
-  headers: Object.freeze({ connection: 'close' }) as Record<string, string>,
 });
 
 /**
