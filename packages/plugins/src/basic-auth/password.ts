@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import bcrypt from 'bcrypt';
 
 /**
@@ -16,6 +17,31 @@ const DUMMY_HASH_AT_DEFAULT_COST = '$2b$10$4l8qJt3ObCVlHWQpeMi/gOwclj5TPlABQ4zNQ
 const DUMMY_PASSWORD = 'gatehouse-dummy-password';
 const dummies = new Map<number, Promise<string>>([[PASSWORD_COST, Promise.resolve(DUMMY_HASH_AT_DEFAULT_COST)]]);
 
+/**
+ * At most this many comparisons run at once: bcrypt is CPU-bound, and libuv's pool (4 threads by default) also serves
+ * DNS look-ups, file reads and zlib; more comparisons in flight would only queue there and delay those. Beyond it,
+ * comparisons wait here, in order.
+ */
+const MAX_CONCURRENT = Math.max(1, Math.min(availableParallelism(), 2));
+let running = 0;
+const waiting: Array<() => void> = [];
+
+function limited<T>(work: () => Promise<T>): Promise<T> {
+  const run = (): Promise<T> => {
+    running++;
+    return work().finally(() => {
+      running--;
+      waiting.shift()?.();
+    });
+  };
+  if (running < MAX_CONCURRENT) return run();
+  return new Promise<void>((resolve) => waiting.push(resolve)).then(run);
+}
+
+function compare(given: string, hash: string): Promise<boolean> {
+  return limited(() => bcrypt.compare(given, hash));
+}
+
 export function hashPassword(password: string, cost = PASSWORD_COST): Promise<string> {
   return bcrypt.hash(password, cost);
 }
@@ -33,7 +59,7 @@ export async function verifyPassword(given: string, stored: string): Promise<boo
     return false;
   }
   const comparable = stored.charCodeAt(2) === 121 /* y */ ? `$2b$${stored.slice(4)}` : stored;
-  return bcrypt.compare(given, comparable);
+  return compare(given, comparable);
 }
 
 /**
@@ -47,5 +73,5 @@ export async function spendDummyWork(given: string, cost: number): Promise<void>
     dummy = bcrypt.hash(DUMMY_PASSWORD, cost);
     dummies.set(cost, dummy);
   }
-  await bcrypt.compare(given, await dummy);
+  await compare(given, await dummy);
 }
