@@ -13,7 +13,7 @@ export interface CredentialRef {
 /** A read-only view of the client request, as plugins see it. */
 export interface PluginRequest {
   readonly method: string;
-  /** path without query string, as received */
+  /** path without query string, normalised (kong-reference decision 12): the path the route matched */
   readonly path: string;
   /** lower-cased header names; repeated headers as arrays */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
