@@ -16,6 +16,7 @@ import {
   type EchoUpstream,
   type FileUpstream,
 } from '@gatehouse/testkit';
+import { MemoryTokenStore } from '@gatehouse/plugins';
 import { compile, ConfigHolder, createDataPlaneServer, type DataPlaneServer, type DataPlaneServerOptions } from '../src';
 import { quietLog, send } from './harness';
 
@@ -35,6 +36,7 @@ function buildSnapshot(files: FileUpstream, echo: EchoUpstream): Snapshot {
     hmac: makeRoute({ name: 'hmac', paths: ['/hmac'], service: { id: echoService.id } }),
     redos: makeRoute({ name: 'redos', paths: ['~/redos/(a+)+$'], service: { id: echoService.id } }),
     underscoreKey: makeRoute({ name: 'underscore-key', paths: ['/underscore-key'], service: { id: echoService.id } }),
+    oauth: makeRoute({ name: 'oauth', paths: ['/oauth'], service: { id: echoService.id } }),
   };
   return makeSnapshot({
     services: [fileService, echoService],
@@ -44,11 +46,17 @@ function buildSnapshot(files: FileUpstream, echo: EchoUpstream): Snapshot {
       makePlugin({ name: 'key-auth', route: { id: routes.privateRoute.id }, config: {} }),
       makePlugin({ name: 'key-auth', route: { id: routes.bodyKey.id }, config: { key_in_body: true } }),
       makePlugin({ name: 'key-auth', route: { id: routes.underscoreKey.id }, config: { key_names: ['api_key'] } }),
+      makePlugin({
+        name: 'oauth2',
+        route: { id: routes.oauth.id },
+        config: { enable_client_credentials: true, accept_http_if_already_terminated: true, scopes: ['read'] },
+      }),
       makePlugin({ name: 'hmac-auth', route: { id: routes.hmac.id }, config: { validate_request_body: true } }),
     ],
     credentials: {
       keyauth_credentials: [makeCredential(alice, { key: 'alice-key' })],
       hmacauth_credentials: [makeCredential(alice, { username: 'alice-hmac', secret: 'hmac-secret' })],
+      oauth2_credentials: [makeCredential(alice, { name: 'app', client_id: 'app-id', client_secret: 'app-secret', hash_secret: false, redirect_uris: ['https://app.test/cb'], client_type: 'confidential' })],
     },
   });
 }
@@ -67,7 +75,7 @@ describe('data plane under hostile input', () => {
     files = await startFileUpstream({ '/app/private/secret': SECRET, '/app/public/file': PUBLIC });
     echo = await startEchoUpstream();
     snapshot = buildSnapshot(files, echo);
-    dp = await start(snapshot, { maxBufferedBody: 64 * 1024 });
+    dp = await start(snapshot, { maxBufferedBody: 64 * 1024, trustedIps: ['127.0.0.1'], runtime: { oauth2Tokens: new MemoryTokenStore() } });
   });
 
   afterAll(async () => {
@@ -113,6 +121,16 @@ describe('data plane under hostile input', () => {
         expect(files.received.length).toBe(before);
       },
     );
+
+    it('WebSocket upgrades are routed on the normalised path too', async () => {
+      const upgrade = (path: string) =>
+        rawRequest(dp.port, {
+          head: [`GET ${path} HTTP/1.1`, 'host: gw', 'connection: Upgrade', 'upgrade: websocket', 'sec-websocket-version: 13', 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ=='].join('\r\n'),
+        });
+      expect((await upgrade('/app/public/../private/secret')).status).toBe(403);
+      expect((await upgrade('/app/public/%2e%2e/private/secret')).status).toBe(403);
+      expect((await upgrade('/app/public/..%2fprivate/secret')).status).toBe(400);
+    });
 
     it('keeps the query string and forwards the normalised path after strip_path', async () => {
       const res = await get('/echo/a/../b//c/%7Ed?x=%2e%2e&y=1');
@@ -204,6 +222,23 @@ describe('data plane under hostile input', () => {
       const res = await rawRequest(dp.port, {
         head: `POST /hmac/x HTTP/1.1\r\nhost: gw\r\ndate: ${date}\r\nauthorization: ${authorization}\r\ndigest: SHA-256=x\r\ncontent-length: ${1024 * 1024}`,
         bodyBytes: 1024 * 1024,
+      });
+      expect([res.status, JSON.parse(res.body)]).toEqual([413, tooLarge]);
+    });
+
+    it('oauth2 token endpoint bodies are limited too; a small one still gets its token', async () => {
+      const form = 'grant_type=client_credentials&client_id=app-id&client_secret=app-secret&scope=read';
+      const small = await send(dp.port, '/oauth/oauth2/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+        body: form,
+      });
+      expect(small.status).toBe(200);
+      expect(small.json.token_type).toBe('bearer');
+      const res = await rawRequest(dp.port, {
+        head: `POST /oauth/oauth2/token HTTP/1.1\r\nhost: gw\r\nx-forwarded-proto: https\r\ncontent-type: application/x-www-form-urlencoded\r\ntransfer-encoding: chunked`,
+        bodyBytes: 1024 * 1024,
+        chunked: true,
       });
       expect([res.status, JSON.parse(res.body)]).toEqual([413, tooLarge]);
     });
