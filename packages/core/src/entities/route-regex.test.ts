@@ -23,6 +23,13 @@ describe('route regexes (decision 17)', () => {
     expect(linearRegexError('/(a)\\1')).toContain('no backreferences or lookaround');
   });
 
+  it('refuses the same in header value regexes (~*), naming the header', () => {
+    const result = routeSchema.safeParse({ headers: { 'x-version': ['v1', '~*(?=v)v2'] } });
+    expect(result.success).toBe(false);
+    expect(result.error!.issues.map((i) => i.path)).toEqual([['headers', 'x-version', 1]]);
+    expect(routeSchema.safeParse({ headers: { 'x-version': ['~*^v\\d+$'] } }).success).toBe(true);
+  });
+
   it('matches a catastrophic-backtracking pattern against a long input and answers (RE2 semantics)', () => {
     const regex = compileLinearRegex('/redos/(a+)+$', { anchored: true });
     expect(regex.exec(`/redos/${'a'.repeat(50_000)}!`)).toBeNull();

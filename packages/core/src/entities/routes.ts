@@ -12,6 +12,13 @@ function refuseNonLinearRegex(path: string, ctx: z.RefinementCtx): void {
   if (error !== null) ctx.addIssue({ code: 'custom', message: error });
 }
 
+/** A header value regex (`~*…`) must compile on the linear-time engine too. */
+function refuseNonLinearHeaderRegex(value: string, ctx: z.RefinementCtx): void {
+  if (!value.startsWith('~*')) return;
+  const error = linearRegexError(value.slice(2));
+  if (error !== null) ctx.addIssue({ code: 'custom', message: error });
+}
+
 export const routeSchema = z
   .object({
     ...baseFieldsWithUpdate,
@@ -31,7 +38,7 @@ export const routeSchema = z
       )
       .nullable()
       .default(null),
-    headers: z.record(z.string(), z.array(z.string())).nullable().default(null),
+    headers: z.record(z.string(), z.array(z.string().superRefine(refuseNonLinearHeaderRegex))).nullable().default(null),
     https_redirect_status_code: z.union([z.literal(426), z.literal(301), z.literal(302), z.literal(307), z.literal(308)]).default(426),
     regex_priority: z.number().int().default(0),
     strip_path: z.boolean().default(true),
