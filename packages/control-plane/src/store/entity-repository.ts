@@ -71,6 +71,19 @@ export class EntityRepository {
     await this.guard(ex.insertInto(this.def.name).values(this.columns(entity)).execute(), 'write', entity);
   }
 
+  /** many rows in one statement per chunk (declarative configuration) */
+  async insertMany(ex: Executor, entities: StoredEntity[], chunk = 500): Promise<void> {
+    for (let i = 0; i < entities.length; i += chunk) {
+      const part = entities.slice(i, i + chunk);
+      await this.guard(ex.insertInto(this.def.name).values(part.map((e) => this.columns(e))).execute(), 'write', part.length === 1 ? part[0] : undefined);
+    }
+  }
+
+  /** every row of the table (declarative configuration replaces the whole configuration) */
+  async deleteAll(ex: Executor): Promise<void> {
+    await this.guard(ex.deleteFrom(this.def.name).execute(), 'delete');
+  }
+
   async replace(ex: Executor, entity: StoredEntity): Promise<void> {
     const { id: _id, ...set } = this.columns(entity);
     await this.guard(ex.updateTable(this.def.name).set(set).where('id', '=', entity.id).execute(), 'write', entity);
