@@ -8,12 +8,14 @@ import {
   createAdminApp,
   documentKinds,
   keyMigrations,
+  offlineDocumentKinds,
   keyringFromSecret,
   keysExtension,
   openDatabase,
   type AdminApp,
   type Database,
 } from '@gatehouse/control-plane';
+import { bundledPlugins } from '@gatehouse/plugins';
 import { createTestDatabase } from '@gatehouse/testkit';
 
 interface Harness {
@@ -117,6 +119,11 @@ describe.each(['postgres', 'pglite'] as const)('declarative configuration: GET/P
     expect(keys[0]!.pem.private_key).toBe(RSA_PRIVATE);
     const basic = doc.basicauth_credentials as Array<{ password: string }>;
     expect(basic[0]!.password).toMatch(/^\$2[aby]\$/);
+  });
+
+  it('the offline checker (gatehouse config validate) knows the same entity families as the admin API', () => {
+    const names = (kinds: Array<{ def: { name: string } }>) => kinds.map((k) => k.def.name);
+    expect(names(offlineDocumentKinds(bundledPlugins))).toEqual(names(documentKinds(h.app.locals.admin.entities)));
   });
 
   it('round trip: dump → reset → apply → dump gives the same bytes, in one config version each', async () => {

@@ -7,7 +7,7 @@ import { asSqlFailure } from '../db/sql-errors';
 import { entityError, type DocEntity, type FlatDocument } from './document';
 import { DeclarativeError, entityType, errorItems, type FlattenedError } from './errors';
 import { diffConfigs, type ConfigDiff, type DiffFamily } from './diff';
-import { readAll, toDocumentEntity } from './export';
+import { hasTags, readAll, toDocumentEntity } from './export';
 
 /** What is wrong with an error thrown by a kind's checks, as Kong's field errors. */
 function fieldErrorsOf(err: unknown): FieldErrors {
@@ -45,10 +45,11 @@ export function validateDocument(flat: FlatDocument): FlattenedError[] {
 }
 
 /** What applying the document would change, against the current state (the document must be valid). */
-export async function diffDocument(entities: EntityService, flat: FlatDocument): Promise<ConfigDiff> {
+export async function diffDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<ConfigDiff> {
   const current = await readAll(entities, flat.kinds, entities.store.db);
   const families: DiffFamily[] = flat.kinds.map((kind) => {
-    const have = new Map(current.get(kind.def.name)!.map((e) => [e.id, toDocumentEntity(kind, entities.present(kind, e))]));
+    const inScope = current.get(kind.def.name)!.filter((e) => hasTags(e, selectTags));
+    const have = new Map(inScope.map((e) => [e.id, toDocumentEntity(kind, entities.present(kind, e))]));
     const want = new Map<string, Record<string, unknown>>();
     for (const doc of flat.entities.get(kind.def.name)!) {
       const result = checkEntity(kind, doc.body);
@@ -61,12 +62,12 @@ export async function diffDocument(entities: EntityService, flat: FlatDocument):
 }
 
 /**
- * Replaces the whole configuration with the document's, in one transaction (one config version, one publication):
+ * Replaces the whole configuration (with `selectTags`, the entities carrying all of them) with the document's, in one transaction (one config version, one publication):
  * every family's rows go, then each family in dependency order is built through the same pipeline as an admin write
  * (validation, kind hooks such as hashing and sealing) and inserted in bulk. Entities that keep their id keep their
  * creation time when the document gives none. Any error rolls everything back and is reported per entity.
  */
-export async function applyDocument(entities: EntityService, flat: FlatDocument): Promise<Map<string, StoredEntity[]>> {
+export async function applyDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<Map<string, StoredEntity[]>> {
   const upfront = validateDocument(flat);
   if (upfront.length) throw new DeclarativeError(upfront);
   const store = entities.store;
@@ -76,7 +77,7 @@ export async function applyDocument(entities: EntityService, flat: FlatDocument)
       const { rows } = await sql<{ id: string; created_at: string | number }>`select id, created_at from ${sql.table(kind.def.name)}`.execute(trx);
       for (const row of rows) createdAt.set(row.id, Number(row.created_at));
     }
-    for (const kind of [...flat.kinds].reverse()) await store.repo(kind.def.name).deleteAll(trx);
+    for (const kind of [...flat.kinds].reverse()) await store.repo(kind.def.name).deleteAll(trx, selectTags);
 
     const written = new Map<string, StoredEntity[]>();
     const errors: FlattenedError[] = [];

@@ -73,7 +73,14 @@ function forbiddenKey(value: unknown, depth = 0): string | null {
  * endpoint key (`service: my-service`) or as `{id}` / `{name}` objects resolve against the document; missing ids
  * are derived (see ids.ts). Nothing here touches the database.
  */
-export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKind[]): FlatDocument {
+export interface FlattenOptions {
+  /** every entity of the document gets these tags (decK's select tags): only tagged entities are managed */
+  selectTags?: string[];
+  /** entities outside the managed set, per kind: the document may reference them and must not collide with them */
+  external?: Map<string, Array<Record<string, unknown>>>;
+}
+
+export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKind[], opts: FlattenOptions = {}): FlatDocument {
   const kinds = orderKinds(allKinds);
   const byName = new Map(kinds.map((k) => [k.def.name, k]));
   const entities = new Map<string, DocEntity[]>(kinds.map((k) => [k.def.name, []]));
@@ -109,6 +116,10 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
     if (parent) body[parent.field] = null; // resolved to the parent's id once known
     // shorthand (a service `url`) expanded first, so a derived id does not depend on how the entity was written
     if (kind.def.normalizeInput) body = kind.def.normalizeInput(body);
+    if (opts.selectTags?.length) {
+      const own = Array.isArray(body.tags) ? (body.tags as unknown[]) : [];
+      body.tags = [...own, ...opts.selectTags.filter((t) => !own.includes(t))];
+    }
     entity.body = body;
     entities.get(kind.def.name)!.push(entity);
     nested.forEach(({ kind: childKind, field, items }) =>
@@ -130,12 +141,17 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
     value.forEach((item, i) => walk(kind, item, `${key}[${i}]`));
   }
 
-  resolveReferences(kinds, entities, errors);
+  resolveReferences(kinds, entities, errors, opts.external);
   return { kinds, entities, errors };
 }
 
 /** In dependency order: references → `{id}`, then the entity's own id (given or derived), then duplicates. */
-function resolveReferences(kinds: EntityKind[], entities: Map<string, DocEntity[]>, errors: FlattenedError[]): void {
+function resolveReferences(
+  kinds: EntityKind[],
+  entities: Map<string, DocEntity[]>,
+  errors: FlattenedError[],
+  external?: Map<string, Array<Record<string, unknown>>>,
+): void {
   const ids = new Map<string, Map<string, DocEntity>>();
   const keys = new Map<string, Map<string, DocEntity>>();
   for (const kind of kinds) {
@@ -146,6 +162,12 @@ function resolveReferences(kinds: EntityKind[], entities: Map<string, DocEntity[
     keys.set(def.name, byKey);
     const uniqueSeen = new Map<string, Set<string>>(def.uniques.map((u) => [u, new Set()]));
     const compositeSeen: Record<string, Set<string>> = {};
+    for (const body of external?.get(def.name) ?? []) {
+      const outside: DocEntity = { kind, body };
+      byId.set(String(body.id), outside);
+      if (def.endpointKey && typeof body[def.endpointKey] === 'string') byKey.set(body[def.endpointKey] as string, outside);
+      for (const field of def.uniques) if (typeof body[field] === 'string' || typeof body[field] === 'number') uniqueSeen.get(field)!.add(String(body[field]));
+    }
 
     for (const entity of entities.get(def.name)!) {
       const problems: FlattenedError['errors'] = [];

@@ -6,3 +6,4 @@ export * from './export';
 export * from './ids';
 export * from './kinds';
 export * from './routes';
+export * from './offline-kinds';

@@ -7,7 +7,8 @@ import { applyDocument, diffDocument, validateDocument } from './apply';
 import { flattenDocument, parseDocumentText } from './document';
 import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
-import { documentKinds, exportDocument, toDocumentEntity } from './export';
+import { documentKinds, exportDocument, hasTags, readAll, toDocumentEntity } from './export';
+import type { EntityKind } from '../service/entity-kind';
 
 /** The largest document `POST /config` reads (a 100,000-consumer configuration is some tens of MiB). */
 export const MAX_DOCUMENT_BYTES = 512 * 1024 * 1024;
@@ -76,10 +77,16 @@ function send(req: Request, res: Response, status: number, body: unknown): void 
  * Declarative configuration on the admin API:
  *   GET  /config   the whole configuration as a Kong 3.0 document (`?format=yaml`, `?select_tags=a,b`)
  *   POST /config   replaces it with a document in one transaction (`?flatten_errors=1`, `?check_hash=1` → 304 when
- *                  nothing would change, `?dry_run=1` → the diff without writing)
+ *                  nothing would change, `?dry_run=1` → the diff without writing, `?select_tags=a,b` → only the
+ *                  entities carrying those tags are replaced; the document's entities get them)
  */
 export function mountDeclarativeRoutes(ctx: AdminContext): void {
   const { entities, resources } = ctx;
+  /** with select tags, the entities a document leaves alone (it may reference them) */
+  const outsideTags = async (kinds: EntityKind[], tags: string[]) => {
+    const all = await readAll(entities, kinds, entities.store.db);
+    return new Map([...all].map(([name, list]) => [name, list.filter((e) => !hasTags(e, tags))]));
+  };
   resources.add('/config', {
     get: async (req, res) => {
       const { document } = await exportDocument(entities, { selectTags: listParam(req, 'select_tags') });
@@ -87,12 +94,16 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
     },
     post: async (req, res) => {
       const flatten = flag(req, 'flatten_errors');
+      const selectTags = listParam(req, 'select_tags');
       try {
-        const flat = flattenDocument(await documentOf(req), documentKinds(entities));
+        const doc = await documentOf(req);
+        const kinds = documentKinds(entities);
+        const external = selectTags ? await outsideTags(kinds, selectTags) : undefined;
+        const flat = flattenDocument(doc, kinds, { selectTags, external });
         const errors = validateDocument(flat);
         if (errors.length) throw new DeclarativeError(errors);
         if (flag(req, 'dry_run') || flag(req, 'check_hash')) {
-          const diff = await diffDocument(entities, flat);
+          const diff = await diffDocument(entities, flat, selectTags);
           if (flag(req, 'check_hash') && isEmptyDiff(diff)) {
             res.status(304).end();
             return;
@@ -102,7 +113,7 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
             return;
           }
         }
-        const written = await applyDocument(entities, flat);
+        const written = await applyDocument(entities, flat, selectTags);
         const body: Record<string, unknown> = {};
         for (const kind of flat.kinds) {
           const list = written.get(kind.def.name) ?? [];

@@ -79,9 +79,11 @@ export class EntityRepository {
     }
   }
 
-  /** every row of the table (declarative configuration replaces the whole configuration) */
-  async deleteAll(ex: Executor): Promise<void> {
-    await this.guard(ex.deleteFrom(this.def.name).execute(), 'delete');
+  /** every row of the table, or those carrying all of `tags` (declarative configuration replaces the configuration) */
+  async deleteAll(ex: Executor, tags?: string[]): Promise<void> {
+    let query = ex.deleteFrom(this.def.name);
+    if (tags?.length) query = query.where(sql<boolean>`entity -> 'tags' ?& array[${sql.join(tags)}]::text[]`);
+    await this.guard(query.execute(), 'delete');
   }
 
   async replace(ex: Executor, entity: StoredEntity): Promise<void> {
