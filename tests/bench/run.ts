@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
 import { measureBasicAuthStall, printBasicAuthStall } from './basic-auth-stall';
+import { measureDeclarative, printDeclarative } from './declarative';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -78,6 +79,11 @@ async function main(): Promise<void> {
     } finally {
       await propagationUpstream.stop();
     }
+  }
+
+  if (!only || only.includes('declarative')) {
+    const sizes = (process.env.BENCH_DECL_SIZES ?? '1000,10000,100000').split(',').map(Number);
+    printDeclarative(await measureDeclarative(sizes));
   }
 }
 

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { openBus } from './bus';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
+import { runConfigCommand } from './config-command';
 import { createLogger } from './logger';
 import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -24,6 +25,7 @@ Commands:
   start           control plane and data plane in one process (embedded database and bus unless configured)
   control-plane   the admin API over Postgres, publishing snapshots to Redis
   data-plane      a proxy fed by snapshots from Redis; no database access
+  config          dump | validate | diff | apply a declarative configuration (gatehouse config help)
   help            this text
 
 Environment:
@@ -40,6 +42,15 @@ function clusterSecret(settings: Settings): string {
 const show = (l: { host: string; port: number }) => `http://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
 async function run(command: string): Promise<void> {
+  if (command === 'config') {
+    process.exitCode = await runConfigCommand(process.argv.slice(3), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      env: process.env,
+      interactive: process.stderr.isTTY === true,
+    });
+    return;
+  }
   const role = ROLES[command];
   if (!role) {
     process.stdout.write(usage());

@@ -16,6 +16,7 @@ export const ErrorCode = {
   INVALID_OPTIONS: 11,
   OPERATION_UNSUPPORTED: 12,
   FOREIGN_KEYS_UNRESOLVED: 13,
+  DECLARATIVE_CONFIG: 14,
   REFERENCED_BY_OTHERS: 19,
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -34,6 +35,7 @@ const REGISTRY: Record<ErrorCode, { name: string; status: number }> = {
   11: { name: 'invalid options', status: 400 },
   12: { name: 'operation unsupported', status: 405 },
   13: { name: 'foreign keys unresolved', status: 400 },
+  14: { name: 'invalid declarative configuration', status: 400 },
   19: { name: 'referenced by others', status: 400 },
 };
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import { bundledPlugins, type PluginDefinition } from '@gatehouse/plugins';
 import type { Database } from '../db/open-database';
+import { isConfigUpload, mountDeclarativeRoutes } from '../declarative/routes';
 import { mountApiRoutes } from '../routes/apis';
 import { mountEntityRoutes } from '../routes/entity-routes';
 import { mountOpenApiRoute } from '../routes/openapi';
@@ -86,7 +87,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     next();
   });
   app.use(cors(resources));
-  app.use(bodyReader(deps.bodyLimit ?? '10mb'));
+  app.use(bodyReader(deps.bodyLimit ?? '10mb', isConfigUpload));
   for (const middleware of deps.middleware ?? []) app.use(middleware);
   app.use(router);
 
@@ -107,6 +108,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
   mountOpenApiRoute(ctx, node.version);
   mountTagRoutes(ctx);
   mountApiRoutes(ctx);
+  mountDeclarativeRoutes(ctx);
   for (const kind of entities.allKinds()) mountEntityRoutes(ctx, kind);
   for (const extension of deps.extensions ?? []) extension(ctx);
   resources.finish();

@@ -64,9 +64,18 @@ function parseMultipart(req: Request, buffer: Buffer): Promise<Array<[string, st
   });
 }
 
-export function bodyReader(limit: string | number): RequestHandler[] {
-  const raw = bodyParser.raw({ type: () => true, limit });
+/**
+ * `passThrough` names requests whose body a route reads itself (a whole declarative configuration is larger than
+ * any entity body and may be YAML).
+ */
+export function bodyReader(limit: string | number, passThrough?: (req: Request) => boolean): RequestHandler[] {
+  const parse = bodyParser.raw({ type: () => true, limit });
+  const raw: RequestHandler = (req, res, next) => (passThrough?.(req) ? next() : parse(req, res, next));
   const decode = async (req: Request, res: Response, next: NextFunction) => {
+    if (passThrough?.(req)) {
+      res.locals.form = false;
+      return next();
+    }
     try {
       const buffer: Buffer | undefined = Buffer.isBuffer(req.body) ? req.body : undefined;
       res.locals.form = false;

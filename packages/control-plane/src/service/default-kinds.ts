@@ -1,12 +1,16 @@
 import { consumers, routes, schemaViolation, services } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import { credentialKind } from './credential-kind';
-import type { EntityService } from './entity-service';
-import { plainKind } from './entity-kind';
+import { plainKind, type EntityKind } from './entity-kind';
 import { pluginKind } from './plugin-kind';
 
 /** Registers the core entities and the credential entities of the given plugins. */
-export function registerDefaultKinds(service: EntityService, plugins: PluginDefinition[]): void {
+/** where kinds are registered: the admin API's EntityService, or a plain list (offline document checks) */
+export interface KindRegistry {
+  register(kind: EntityKind): unknown;
+}
+
+export function registerDefaultKinds(service: KindRegistry, plugins: PluginDefinition[]): void {
   service.register({ def: consumers, listFilters: ['custom_id'] });
   service.register({
     def: services,

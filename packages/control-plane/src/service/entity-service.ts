@@ -131,14 +131,19 @@ export class EntityService {
   // ── the same, inside a caller's transaction (composite writes such as legacy /apis) ──
 
   async createIn(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
+    const entity = await this.buildNew(trx, kind, input, scope);
+    await this.store.repo(kind.def.name).insert(trx, entity);
+    return entity;
+  }
+
+  /** everything a create does but the insert: the stored form of a new entity (bulk writes insert many at once) */
+  async buildNew(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
     const body = await this.readInput(trx, kind, input, null);
     if (scope) body[scope.field] = { id: scope.id };
     const time = now();
     const candidate: Record<string, unknown> = { ...body, id: body.id ?? randomUUID(), created_at: body.created_at ?? time };
     if (kind.def.updatedAt) candidate.updated_at = body.updated_at ?? time;
-    const entity = await this.validate(kind, candidate, { trx, previous: null });
-    await this.store.repo(kind.def.name).insert(trx, entity);
-    return entity;
+    return this.validate(kind, candidate, { trx, previous: null });
   }
 
   async patchIn(trx: Executor, kind: EntityKind, existing: StoredEntity, input: WriteInput, scope?: Scope): Promise<StoredEntity> {

@@ -71,6 +71,21 @@ export class EntityRepository {
     await this.guard(ex.insertInto(this.def.name).values(this.columns(entity)).execute(), 'write', entity);
   }
 
+  /** many rows in one statement per chunk (declarative configuration) */
+  async insertMany(ex: Executor, entities: StoredEntity[], chunk = 500): Promise<void> {
+    for (let i = 0; i < entities.length; i += chunk) {
+      const part = entities.slice(i, i + chunk);
+      await this.guard(ex.insertInto(this.def.name).values(part.map((e) => this.columns(e))).execute(), 'write', part.length === 1 ? part[0] : undefined);
+    }
+  }
+
+  /** every row of the table, or those carrying all of `tags` (declarative configuration replaces the configuration) */
+  async deleteAll(ex: Executor, tags?: string[]): Promise<void> {
+    let query = ex.deleteFrom(this.def.name);
+    if (tags?.length) query = query.where(sql<boolean>`entity -> 'tags' ?& array[${sql.join(tags)}]::text[]`);
+    await this.guard(query.execute(), 'delete');
+  }
+
   async replace(ex: Executor, entity: StoredEntity): Promise<void> {
     const { id: _id, ...set } = this.columns(entity);
     await this.guard(ex.updateTable(this.def.name).set(set).where('id', '=', entity.id).execute(), 'write', entity);

@@ -1,0 +1,118 @@
+import { DbError, HttpError, validateWith, type FieldErrors } from '@gatehouse/core';
+import type { EntityKind } from '../service/entity-kind';
+import type { EntityService } from '../service/entity-service';
+import type { StoredEntity } from '../store/entity-repository';
+import { sql } from 'kysely';
+import { asSqlFailure } from '../db/sql-errors';
+import { entityError, type DocEntity, type FlatDocument } from './document';
+import { DeclarativeError, entityType, errorItems, type FlattenedError } from './errors';
+import { diffConfigs, type ConfigDiff, type DiffFamily } from './diff';
+import { hasTags, readAll, toDocumentEntity } from './export';
+
+/** What is wrong with an error thrown by a kind's checks, as Kong's field errors. */
+function fieldErrorsOf(err: unknown): FieldErrors {
+  if (err instanceof DbError) return Object.keys(err.fields).length ? err.fields : { '@entity': err.message };
+  if (err instanceof HttpError) return { '@entity': err.message };
+  throw err;
+}
+
+/**
+ * The checks that need no database: the kind's pre-checks, its schema (with defaults filled in) and its entity-level
+ * check. Used for offline validation and for diffs; a write runs the whole pipeline again (EntityService.buildNew).
+ */
+export function checkEntity(kind: EntityKind, body: Record<string, unknown>): { entity: Record<string, unknown> } | { errors: FieldErrors } {
+  try {
+    kind.preValidate?.(body);
+    const schema = kind.schemaFor ? kind.schemaFor(body) : kind.def.schema;
+    const entity = validateWith(schema, body) as Record<string, unknown>;
+    const errors = kind.def.check?.(entity);
+    return errors ? { errors } : { entity };
+  } catch (err) {
+    return { errors: fieldErrorsOf(err) };
+  }
+}
+
+/** Every error of a flattened document, the schema's included; an empty list means it would load. */
+export function validateDocument(flat: FlatDocument): FlattenedError[] {
+  const errors = [...flat.errors];
+  for (const kind of flat.kinds) {
+    for (const entity of flat.entities.get(kind.def.name)!) {
+      const result = checkEntity(kind, entity.body);
+      if ('errors' in result) errors.push(entityError(entity, errorItems(result.errors)));
+    }
+  }
+  return errors;
+}
+
+/** What applying the document would change, against the current state (the document must be valid). */
+export async function diffDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<ConfigDiff> {
+  const current = await readAll(entities, flat.kinds, entities.store.db);
+  const families: DiffFamily[] = flat.kinds.map((kind) => {
+    const inScope = current.get(kind.def.name)!.filter((e) => hasTags(e, selectTags));
+    const have = new Map(inScope.map((e) => [e.id, toDocumentEntity(kind, entities.present(kind, e))]));
+    const want = new Map<string, Record<string, unknown>>();
+    for (const doc of flat.entities.get(kind.def.name)!) {
+      const result = checkEntity(kind, doc.body);
+      const entity = 'entity' in result ? result.entity : doc.body;
+      want.set(String(doc.body.id), toDocumentEntity(kind, entities.present(kind, entity as StoredEntity)));
+    }
+    return { type: kind.def.name, endpointKey: kind.def.endpointKey, current: have, desired: want };
+  });
+  return diffConfigs(families);
+}
+
+/**
+ * Replaces the whole configuration (with `selectTags`, the entities carrying all of them) with the document's, in one transaction (one config version, one publication):
+ * every family's rows go, then each family in dependency order is built through the same pipeline as an admin write
+ * (validation, kind hooks such as hashing and sealing) and inserted in bulk. Entities that keep their id keep their
+ * creation time when the document gives none. Any error rolls everything back and is reported per entity.
+ */
+export async function applyDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<Map<string, StoredEntity[]>> {
+  const upfront = validateDocument(flat);
+  if (upfront.length) throw new DeclarativeError(upfront);
+  const store = entities.store;
+  return store.write(async (trx) => {
+    const createdAt = new Map<string, number>();
+    for (const kind of flat.kinds) {
+      const { rows } = await sql<{ id: string; created_at: string | number }>`select id, created_at from ${sql.table(kind.def.name)}`.execute(trx);
+      for (const row of rows) createdAt.set(row.id, Number(row.created_at));
+    }
+    for (const kind of [...flat.kinds].reverse()) await store.repo(kind.def.name).deleteAll(trx, selectTags);
+
+    const written = new Map<string, StoredEntity[]>();
+    const errors: FlattenedError[] = [];
+    for (const kind of flat.kinds) {
+      const built: StoredEntity[] = [];
+      for (const doc of flat.entities.get(kind.def.name)!) {
+        const body = { ...doc.body };
+        if (body.created_at === undefined && createdAt.has(String(body.id))) body.created_at = createdAt.get(String(body.id));
+        try {
+          built.push(await entities.buildNew(trx, kind, { body }));
+        } catch (err) {
+          errors.push(entityError(doc, errorItems(fieldErrorsOf(err))));
+        }
+      }
+      if (errors.length === 0) {
+        try {
+          await store.repo(kind.def.name).insertMany(trx, built);
+        } catch (err) {
+          errors.push(insertError(kind, flat.entities.get(kind.def.name)!, err));
+          // the transaction is aborted: nothing more can be read or written in it
+          break;
+        }
+      }
+      written.set(kind.def.name, built);
+    }
+    if (errors.length) throw new DeclarativeError(errors);
+    return written;
+  });
+}
+
+/** a database refusal of a bulk insert (a uniqueness the document check could not see), named as well as it can be */
+function insertError(kind: EntityKind, docs: DocEntity[], err: unknown): FlattenedError {
+  // what the database refused is the document's fault; anything else (a lost connection) is not
+  if (!(err instanceof DbError) && !(err instanceof HttpError) && !asSqlFailure(err)) throw err;
+  const fields = err instanceof DbError || err instanceof HttpError ? fieldErrorsOf(err) : {};
+  const message = err instanceof Error ? err.message : String(err);
+  return { entity_type: entityType(kind.def.name), errors: Object.keys(fields).length ? errorItems(fields) : [{ type: 'entity', message }], entity: docs.length === 1 ? docs[0]!.body : undefined };
+}
