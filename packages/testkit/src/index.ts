@@ -6,3 +6,4 @@ export * from './services';
 export * from './echo-upstream';
 export * from './snapshot-builder';
 export * from './ldap';
+export * from './postgres-server';
