@@ -7,3 +7,4 @@ export * from './echo-upstream';
 export * from './snapshot-builder';
 export * from './ldap';
 export * from './postgres-server';
+export * from './database-admin';

@@ -1,4 +1,4 @@
-import { buildSnapshot, type SignedSnapshot, type Snapshot } from '@gatehouse/core';
+import { buildSnapshot, compareEpochs, type SignedSnapshot, type Snapshot } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { signSnapshot } from '@gatehouse/sync';
@@ -33,7 +33,7 @@ export interface SnapshotPublisherOptions {
 
 /** Something that happened to publication and that an operator should hear about (kept on `GET /status`). */
 export interface PublicationEvent {
-  kind: 'forged_head' | 'foreign_epoch' | 'database_restored' | 'database_unreachable' | 'database_reachable';
+  kind: 'forged_head' | 'foreign_epoch' | 'database_restored' | 'epoch_changed' | 'stale_head' | 'database_unreachable' | 'database_reachable';
   message: string;
   /** epoch seconds */
   at: number;
@@ -133,12 +133,21 @@ export class SnapshotPublisher {
       const signed = signSnapshot(snapshot, this.opts.secret);
       let stored: boolean | void;
       try {
-        // the bus stores a snapshot of the same version over the head; data planes would ignore it if the head has
-        // the same version with other content (a restored database that was written to since): handled as refused
+        // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
+        // reported) even where the bus would have let it be overwritten silently.
         const head = await this.opts.bus.latestAnnouncement();
-        const sameVersionOtherContent =
-          head !== null && head.version === snapshot.version && (head.epoch ?? null) === (snapshot.epoch ?? null) && head.hash !== snapshot.hash;
-        stored = sameVersionOtherContent ? false : await this.opts.bus.publish(signed);
+        const verdict = head && !this.isLastPublished(head) ? await inspectHead(this.opts.bus, this.opts.secret) : null;
+        if (verdict?.kind === 'unverifiable') {
+          this.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
+          stored = await this.opts.bus.publish(signed, { replace: true });
+        } else {
+          if (verdict?.kind === 'genuine') this.noteReplacedHead(verdict.head, snapshot);
+          // the bus stores a snapshot of the same version over the head; data planes would ignore it if the head has
+          // the same version with other content (a restored database that was written to since): handled as refused
+          const sameVersionOtherContent =
+            head !== null && head.version === snapshot.version && (head.epoch ?? null) === (snapshot.epoch ?? null) && head.hash !== snapshot.hash;
+          stored = sameVersionOtherContent ? false : await this.opts.bus.publish(signed);
+        }
       } catch (err) {
         this.fail(`snapshot ${snapshot.version} not published: the bus is unreachable; retrying`, err, true);
         return;
@@ -239,6 +248,33 @@ export class SnapshotPublisher {
       { version: head.version, epoch: head.epoch },
     );
     return 'again';
+  }
+
+  private isLastPublished(head: { version: number; hash: string; epoch?: string }): boolean {
+    const last = this.last;
+    return head.version === last.version && head.hash === last.hash && (head.epoch ?? null) === last.epoch;
+  }
+
+  /** A genuine head that the snapshot about to be published goes past: say so when it is not ordinary progress. */
+  private noteReplacedHead(head: { version: number; hash: string; epoch: string | null }, snapshot: Snapshot): void {
+    const ours = snapshot.epoch ?? null;
+    const reported = this.last.events.at(-1)?.head;
+    if (reported && reported.version === head.version && reported.epoch === head.epoch) return; // just said why
+    if (head.epoch !== ours && compareEpochs(ours, head.epoch) > 0) {
+      this.event(
+        'epoch_changed',
+        `the bus held version ${head.version} of an earlier epoch ${head.epoch ?? '(none)'}: this database is new (reset, or restored) ` +
+          `and publishes epoch ${ours} from version ${snapshot.version}; data planes follow it`,
+        { version: head.version, epoch: head.epoch },
+      );
+    } else if (head.epoch === ours && this.last.epoch === ours && this.last.version !== null && head.version < this.last.version) {
+      this.event(
+        'stale_head',
+        `the bus held version ${head.version}, older than version ${this.last.version} published before (a replayed snapshot, or a ` +
+          `restored Redis); republished version ${snapshot.version}, data planes kept the newer config`,
+        { version: head.version, epoch: head.epoch },
+      );
+    }
   }
 
   private async rotate(current: string | null, after: string | null): Promise<string> {
