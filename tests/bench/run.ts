@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
+import { measureSyncFaults } from './sync-faults';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   }
   const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0]!;
   console.log('');
-  printTable(rows, baseline);
+  if (rows.length > 0) printTable(rows, baseline);
   const direct = rows.find((r) => r.name.startsWith('(a)'));
   if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
 
@@ -66,6 +67,14 @@ async function main(): Promise<void> {
     } finally {
       await propagationUpstream.stop();
     }
+  }
+  if (!only || only.includes('sync-faults')) {
+    const t = await measureSyncFaults();
+    console.log(
+      `\nsync under a Redis outage (median of ${t.samples}): publish rejected in ${t.publishDown.toFixed(1)} ms ` +
+        `(${(t.publishDown / t.publishUp).toFixed(1)}× a publish with Redis up, ${t.publishUp.toFixed(1)} ms); data plane start from its cache ` +
+        `${t.startDown.toFixed(1)} ms (${(t.startDown / t.startUp).toFixed(1)}× with Redis up, ${t.startUp.toFixed(1)} ms)`,
+    );
   }
 }
 
