@@ -142,9 +142,19 @@ describe('SnapshotPublisher against forged, foreign and ahead-of-database heads 
     expect((await events('foreign_epoch')).length).toBe(1);
   });
 
+  it('replaces a stored snapshot written over alone, under the genuine head (periodic full check)', async () => {
+    const before = (await events('forged_head')).length;
+    const genuine = (await bus.fetchLatest())!;
+    await raw.set(keys.snapshot, JSON.stringify({ ...fakeSnapshot(genuine.version, genuine.epoch, 'another-cluster-secret-of-32-bytes!!'), hash: genuine.hash }));
+    await waitFor('the genuine snapshot back', async () => (await raw.get(keys.snapshot)) === JSON.stringify(genuine));
+    const found = await events('forged_head');
+    expect(found.length).toBe(before + 1);
+    expect(found.at(-1)!.message).toMatch(/not the one its head announces/);
+  });
+
   it('says so on GET /status', async () => {
     const { body } = await request(app).get('/status').expect(200);
     expect(body.publisher).toMatchObject({ epoch: await dbEpoch(), version: await dbVersion(), last_error: null, database_reachable: true });
-    expect(body.publisher.events.map((e: { kind: string }) => e.kind)).toEqual(['forged_head', 'forged_head', 'database_restored', 'foreign_epoch']);
+    expect(body.publisher.events.map((e: { kind: string }) => e.kind)).toEqual(['forged_head', 'forged_head', 'database_restored', 'foreign_epoch', 'forged_head']);
   });
 });

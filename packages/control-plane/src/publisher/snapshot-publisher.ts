@@ -1,7 +1,7 @@
 import { buildSnapshot, compareEpochs, type SignedSnapshot, type Snapshot } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { signSnapshot } from '@gatehouse/sync';
+import { signSnapshot, SnapshotVerificationError } from '@gatehouse/sync';
 import { isDatabaseUnreachable } from '../db/unreachable';
 import type { Keyring } from '../keys/keyring';
 import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
@@ -57,6 +57,8 @@ export interface PublisherStatus {
 const MAX_EVENTS = 20;
 /** rounds of "the head blocks us → act on it → publish again" within one publication */
 const MAX_HEAD_ROUNDS = 4;
+/** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
+const FULL_CHECK_EVERY = 5;
 
 /**
  * Builds, checks, signs and publishes snapshots. Triggers coalesce: while one publication runs, any number of new
@@ -78,6 +80,9 @@ export class SnapshotPublisher {
   private stopped = false;
   /** the state whose snapshot the compile check refused: the reconcile loop does not retry it until it changes */
   private refused: { version: number; epoch: string | null } | null = null;
+  /** the last snapshot this publisher stored, as stored */
+  private lastSigned: SignedSnapshot | null = null;
+  private reconcileRounds = 0;
   private last: PublisherStatus = {
     version: null,
     hash: null,
@@ -164,6 +169,7 @@ export class SnapshotPublisher {
         }
         if (next === 'again') continue;
       }
+      this.lastSigned = signed;
       this.last = {
         ...this.last,
         version: snapshot.version,
@@ -345,5 +351,29 @@ export class SnapshotPublisher {
       last.epoch === epoch;
     const refused = this.refused !== null && this.refused.version === version && this.refused.epoch === epoch;
     if (!inSync && !refused) await this.trigger();
+    else if (inSync && ++this.reconcileRounds % FULL_CHECK_EVERY === 0) await this.checkStoredSnapshot();
+  }
+
+  /**
+   * The head is ours, but is the stored snapshot? One written over it alone (data planes refuse it, and a data plane
+   * starting without a cache would have nothing to load) is replaced by the one published.
+   */
+  private async checkStoredSnapshot(): Promise<void> {
+    const ours = this.lastSigned;
+    if (!ours) return;
+    let why: string | null = null;
+    try {
+      const stored = await this.opts.bus.fetchLatest();
+      if (!stored) why = 'the snapshot is missing';
+      else if (stored.payload !== ours.payload || stored.signature !== ours.signature || stored.version !== ours.version) {
+        why = 'the stored snapshot is not the one its head announces';
+      }
+    } catch (err) {
+      if (!(err instanceof SnapshotVerificationError)) return; // bus unreachable: next round
+      why = err.message;
+    }
+    if (!why || this.stopped || this.inFlight) return;
+    this.event('forged_head', `${why}; replaced with the signed snapshot of version ${ours.version}`, { version: ours.version, epoch: ours.epoch ?? null });
+    await this.opts.bus.publish(ours, { replace: true }).catch(() => {});
   }
 }
