@@ -154,6 +154,9 @@ describe('control plane under Postgres outages (a Postgres cluster of its own, 8
     expect(writers.unexpected).toEqual([]);
     expect(controlPlane.isRunning()).toBe(true);
     expect(controlPlane.output()).not.toMatch(/Unhandled|uncaught/i);
+    // the publisher names the cause (it used to say the snapshot "does not build or load")
+    expect(controlPlane.output()).toMatch(/the database is unreachable/);
+    expect(controlPlane.output()).not.toMatch(/does not build or load/);
     expect(writers.unavailable[0]!.body).toEqual({ message: 'Service unavailable: the database is unreachable' });
 
     const stored = new Set<string>();
