@@ -134,6 +134,21 @@ describe.each(buses)('cluster epochs over %s', (_name, makeBus) => {
     expect(second.logger.has('warn', /older than the serving one/)).toBe(true);
   });
 
+  it('a later epoch whose snapshot does not load is refused like any other; the next one of that epoch is loaded', async () => {
+    setup();
+    const { store, sync, logger } = dataPlane();
+    await publish(9, OLD);
+    await sync.start();
+    const unloadable = makeSnapshot(1, 'unloadable', NEW);
+    unloadable.config.consumers = [{ id: 'c', username: 'unloadable' } as never];
+    await handle.bus.publish(signSnapshot(unloadable, SECRET));
+    await waitFor('the rejection', () => logger.has('error', /rejected/));
+    expect(sync.status()).toMatchObject({ config_version: 9, config_epoch: OLD });
+    await publish(2, NEW);
+    await waitFor('version 2 of the new epoch', () => store.currentVersion() === 2);
+    expect(store.appliedVersions).toEqual([9, 2]);
+  });
+
   it('the bus keeps a head of a later epoch against an earlier one, unless told to replace it', async () => {
     setup();
     expect(await publish(1, NEWER)).toBe(true);
