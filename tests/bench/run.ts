@@ -6,6 +6,7 @@ import { here, load, printTable, startScript, type LoadResult } from './harness'
 import { measurePropagation } from './propagation';
 import { measureBasicAuthStall, printBasicAuthStall } from './basic-auth-stall';
 import { measureDeclarative, printDeclarative } from './declarative';
+import { measureSyncFaults } from './sync-faults';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -84,6 +85,15 @@ async function main(): Promise<void> {
   if (!only || only.includes('declarative')) {
     const sizes = (process.env.BENCH_DECL_SIZES ?? '1000,10000,100000').split(',').map(Number);
     printDeclarative(await measureDeclarative(sizes));
+  }
+
+  if (!only || only.includes('sync-faults')) {
+    const t = await measureSyncFaults();
+    console.log(
+      `\nsync under a Redis outage (median of ${t.samples}): publish rejected in ${t.publishDown.toFixed(1)} ms ` +
+        `(${(t.publishDown / t.publishUp).toFixed(1)}× a publish with Redis up, ${t.publishUp.toFixed(1)} ms); data plane start from its cache ` +
+        `${t.startDown.toFixed(1)} ms (${(t.startDown / t.startUp).toFixed(1)}× with Redis up, ${t.startUp.toFixed(1)} ms)`,
+    );
   }
 }
 

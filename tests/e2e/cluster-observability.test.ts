@@ -80,22 +80,18 @@ describe.each(TOPOLOGIES)('cluster observability (%s)', (name) => {
     expect((await admin.delete(`/clustering/data-planes/${id}`)).status).toBe(404);
   });
 
-  it('an admin write is served by every data plane within seconds', async () => {
-    const timings: number[] = [];
+  // how fast: the propagation scenario of the benchmark (tests/bench/propagation.ts, BENCH_ONLY=propagation)
+  it('an admin write is pushed to every data plane', async () => {
     for (let i = 0; i < 3; i++) {
       const path = `/propagation-${i}`;
       expect((await proxied(`${topology.proxyUrl}${path}`)).status).toBe(404);
-      const started = Date.now();
       expect((await admin.post('/services/svc/routes', { 'paths[]': path })).status).toBe(201);
       await Promise.all(
         topology.dataPlanes.map((dp) =>
           waitUntil(`${path} served by ${dp.proxyUrl}`, async () => (await fetch(`${dp.proxyUrl}${path}`)).status === 200, 10_000, 10),
         ),
       );
-      timings.push(Date.now() - started);
     }
-    // a loose bound: the protocol pushes, nothing polls on a timer
-    expect(Math.max(...timings)).toBeLessThan(5000);
   });
 
   it('after a change every data plane reports the new hash, and the list follows', async () => {

@@ -145,9 +145,16 @@ describe('resilience (cluster: control plane + 2 data planes over a Redis of its
       snapshot.version = serving.config_version + 1;
       snapshot.hash = 'f'.repeat(32);
       const payload = gzipSync(Buffer.from(JSON.stringify(snapshot))).toString('base64');
-      const forged = { version: snapshot.version, hash: snapshot.hash, payload, signature: createHmac('sha256', 'not-the-cluster-secret').update(payload).digest('hex') };
+      // the forger copies the cluster epoch too: an announcement of an earlier epoch (none) is not even fetched
+      const forged = {
+        version: snapshot.version,
+        hash: snapshot.hash,
+        epoch: stored.epoch,
+        payload,
+        signature: createHmac('sha256', 'not-the-cluster-secret').update(payload).digest('hex'),
+      };
       await client.set(`${prefix}snapshot`, JSON.stringify(forged));
-      await client.publish(`${prefix}config`, JSON.stringify({ version: forged.version, hash: forged.hash }));
+      await client.publish(`${prefix}config`, JSON.stringify({ version: forged.version, hash: forged.hash, epoch: forged.epoch }));
 
       await Promise.all(
         topology.dataPlanes.map((_, i) =>
@@ -165,7 +172,7 @@ describe('resilience (cluster: control plane + 2 data planes over a Redis of its
       // an unsigned one is refused the same way
       const unsigned = { ...forged, version: forged.version + 1, signature: '' };
       await client.set(`${prefix}snapshot`, JSON.stringify(unsigned));
-      await client.publish(`${prefix}config`, JSON.stringify({ version: unsigned.version, hash: unsigned.hash }));
+      await client.publish(`${prefix}config`, JSON.stringify({ version: unsigned.version, hash: unsigned.hash, epoch: unsigned.epoch }));
       await Promise.all(
         topology.dataPlanes.map((_, i) =>
           waitUntil(`data plane ${i} to reject the unsigned snapshot`, async () => /unsigned/.test((await statusOf(topology, i)).sync.last_error ?? '')),

@@ -5,3 +5,4 @@ export * from './hash';
 export * from './schema';
 export { z } from 'zod';
 export * from './entities/route-regex';
+export * from './epoch';

@@ -42,6 +42,8 @@ export interface Snapshot {
   hash: string;
   hashes: Record<SnapshotSection, string>;
   config: SnapshotConfig;
+  /** the cluster epoch (see epoch.ts): which incarnation of the control plane's database this version belongs to */
+  epoch?: string;
 }
 
 /** What travels through Redis / the bus and the disk cache: the snapshot JSON, gzipped, with its HMAC. */
@@ -52,12 +54,16 @@ export interface SignedSnapshot {
   payload: string;
   /** hex HMAC-SHA256 of `payload` under the cluster secret */
   signature: string;
+  /** the payload's epoch, repeated so it can be compared before decoding (verification checks they agree) */
+  epoch?: string;
 }
 
 /** The announcement published after each write. */
 export interface SnapshotAnnouncement {
   version: number;
   hash: string;
+  /** the snapshot's cluster epoch */
+  epoch?: string;
 }
 
 export const EMPTY_CONFIG_HASH = '00000000000000000000000000000000';

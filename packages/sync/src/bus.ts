@@ -18,6 +18,14 @@ export interface ListedDataPlane extends DataPlaneReport {
   ttl: number;
 }
 
+export interface PublishOptions {
+  /**
+   * Store the snapshot whatever the stored head is. The control plane uses it only after it found the stored head
+   * unsigned, signed with another secret, or otherwise not one it can build on (decision 19).
+   */
+  replace?: boolean;
+}
+
 /** Default lifetime of a data plane's row after its last report: 14 days, as Kong's purge delay. */
 export const DEFAULT_DATA_PLANE_TTL_SECONDS = 14 * 24 * 3600;
 
@@ -31,11 +39,12 @@ export interface BusSubscription {
  */
 export interface ConfigBus {
   /**
-   * Stores the full signed snapshot as the latest, then announces `{version, hash}`. A snapshot older than the
-   * stored one (a slower control plane replica) is dropped without announcement. Rejects when the transport is
-   * down, so the caller can report it.
+   * Stores the full signed snapshot as the latest, then announces `{version, hash, epoch}`. A snapshot older than
+   * the stored one (an earlier epoch, or a lower version of the same epoch: a slower control plane replica) is dropped
+   * without announcement, unless `replace` is set. Resolves true when stored. Rejects when the transport is down, so
+   * the caller can report it.
    */
-  publish(snapshot: SignedSnapshot): Promise<void>;
+  publish(snapshot: SignedSnapshot, options?: PublishOptions): Promise<boolean | void>;
   /** the latest stored snapshot, or null when none was ever published */
   fetchLatest(): Promise<SignedSnapshot | null>;
   /** `{version, hash}` of the latest stored snapshot without its payload (a cheap check), or null */

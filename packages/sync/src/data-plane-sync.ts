@@ -6,6 +6,7 @@ import type { BusSubscription, ConfigBus, DataPlaneReport } from './bus';
 import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
 import type { SyncLogger } from './logger';
 import { parseSignedSnapshot, verifySnapshot } from './signing';
+import { succession, type ConfigPosition } from './snapshot-order';
 
 export type SnapshotSource = 'cache' | 'bus';
 
@@ -39,6 +40,8 @@ export interface DataPlaneSyncOptions {
 export interface DataPlaneSyncStatus {
   config_version: number | null;
   config_hash: string | null;
+  /** the cluster epoch of the serving config (null: none, or a control plane that sends none) */
+  config_epoch: string | null;
   /** where the serving config came from */
   source: SnapshotSource | null;
   /** epoch ms of the last successful apply */
@@ -71,6 +74,7 @@ export class DataPlaneSync {
   private readonly state: DataPlaneSyncStatus = {
     config_version: null,
     config_hash: null,
+    config_epoch: null,
     source: null,
     last_applied_at: null,
     last_fetched_at: null,
@@ -170,12 +174,16 @@ export class DataPlaneSync {
 
   private onAnnouncement(announcement: SnapshotAnnouncement): void {
     if (this.stopped) return;
-    const serving = this.servingVersion();
-    if (serving !== null && announcement.version <= serving) {
-      this.options.logger.debug?.('ignoring announcement of a version not newer than the serving one', { announced: announcement.version, serving });
+    const order = succession(announcement, this.servingPosition());
+    if (order !== 'newer-version' && order !== 'newer-epoch') {
+      this.options.logger.debug?.('ignoring announcement of a config that does not follow the serving one', {
+        announced: announcement.version,
+        epoch: announcement.epoch,
+        serving: this.servingVersion(),
+      });
       return;
     }
-    if (announcement.hash === this.servingHash()) {
+    if (order === 'newer-version' && announcement.hash === this.servingHash()) {
       this.options.logger.debug?.('announced config has the serving hash; nothing to load', { announced: announcement.version, hash: announcement.hash });
       return;
     }
@@ -239,13 +247,20 @@ export class DataPlaneSync {
   private async accept(signed: SignedSnapshot, source: SnapshotSource): Promise<Outcome> {
     if (this.stopped) return 'stale';
     const serving = this.servingVersion();
-    if (serving !== null && signed.version <= serving) {
-      if (signed.version < serving) {
-        this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', { stored: signed.version, serving });
-      }
+    const order = succession(signed, this.servingPosition());
+    if (order === 'older-version' || order === 'older-epoch') {
+      this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', {
+        stored: signed.version,
+        stored_epoch: signed.epoch,
+        serving,
+        serving_epoch: this.state.config_epoch,
+      });
       return 'stale';
     }
-    if (signed.hash === this.servingHash()) return 'unchanged';
+    if (order === 'same') return 'stale';
+    // a new epoch with the serving hash is still loaded: the data plane must move to the epoch (a replay of the old
+    // epoch is then refused), and compiling once per epoch change costs little
+    if (order === 'newer-version' && signed.hash === this.servingHash()) return 'unchanged';
 
     let snapshot: Snapshot;
     try {
@@ -262,8 +277,17 @@ export class DataPlaneSync {
       return 'rejected';
     }
 
+    if (order === 'newer-epoch' && serving !== null) {
+      this.options.logger.warn('config from a new cluster epoch loaded (the control plane database was reset or restored)', {
+        version: snapshot.version,
+        epoch: snapshot.epoch,
+        previous_version: serving,
+        previous_epoch: this.state.config_epoch,
+      });
+    }
     this.state.config_version = snapshot.version;
     this.state.config_hash = snapshot.hash;
+    this.state.config_epoch = snapshot.epoch ?? null;
     this.state.source = source;
     this.state.last_applied_at = Date.now();
     this.state.last_error = null;
@@ -342,8 +366,13 @@ export class DataPlaneSync {
   }
 
   private isNewer(announcement: SnapshotAnnouncement): boolean {
-    const serving = this.servingVersion();
-    return (serving === null || announcement.version > serving) && announcement.hash !== this.servingHash();
+    const order = succession(announcement, this.servingPosition());
+    return order === 'newer-epoch' || (order === 'newer-version' && announcement.hash !== this.servingHash());
+  }
+
+  private servingPosition(): ConfigPosition | null {
+    const version = this.servingVersion();
+    return version === null ? null : { version, epoch: this.state.config_epoch };
   }
 
   private servingVersion(): number | null {

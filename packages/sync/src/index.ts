@@ -5,3 +5,5 @@ export * from './memory-bus';
 export * from './redis-bus';
 export * from './data-plane-identity';
 export * from './data-plane-sync';
+export * from './snapshot-order';
+export * from './announcement';

@@ -5,7 +5,10 @@ import {
   type ConfigBus,
   type DataPlaneReport,
   type ListedDataPlane,
+  type PublishOptions,
 } from './bus';
+import { announcementOf } from './announcement';
+import { succession } from './snapshot-order';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 
@@ -34,12 +37,16 @@ export class MemoryBus implements ConfigBus {
     this.now = options.now ?? Date.now;
   }
 
-  async publish(snapshot: SignedSnapshot): Promise<void> {
+  async publish(snapshot: SignedSnapshot, options: PublishOptions = {}): Promise<boolean> {
     this.assertOpen();
-    if (this.latest && snapshot.version < this.latest.version) return;
+    if (this.latest && !options.replace) {
+      const order = succession(snapshot, this.latest);
+      if (order === 'older-epoch' || order === 'older-version') return false;
+    }
     this.latest = { ...snapshot };
-    const announcement: SnapshotAnnouncement = { version: snapshot.version, hash: snapshot.hash };
+    const announcement: SnapshotAnnouncement = announcementOf(snapshot);
     for (const handlers of this.subscribers) this.deliver(() => handlers.onAnnouncement({ ...announcement }));
+    return true;
   }
 
   async fetchLatest(): Promise<SignedSnapshot | null> {
@@ -49,7 +56,7 @@ export class MemoryBus implements ConfigBus {
 
   async latestAnnouncement(): Promise<SnapshotAnnouncement | null> {
     this.assertOpen();
-    return this.latest ? { version: this.latest.version, hash: this.latest.hash } : null;
+    return this.latest ? announcementOf(this.latest) : null;
   }
 
   async subscribe(handlers: Handlers): Promise<BusSubscription> {

@@ -6,7 +6,9 @@ import {
   type ConfigBus,
   type DataPlaneReport,
   type ListedDataPlane,
+  type PublishOptions,
 } from './bus';
+import { announcementOf } from './announcement';
 import { silentLogger, type SyncLogger } from './logger';
 import { parseSignedSnapshot } from './signing';
 
@@ -49,13 +51,26 @@ export function redisBusKeys(prefix = DEFAULT_REDIS_PREFIX) {
 }
 
 // Stores and announces in one step, so a subscriber that hears an announcement can always fetch that version,
-// and a slower control plane replica never replaces a newer snapshot.
+// and a slower control plane replica never replaces a newer snapshot: a head of a later epoch (see core's epoch.ts),
+// or of the same epoch and a higher version, stays. With ARGV[6] = '1' (the control plane found the head forged or
+// foreign) the snapshot replaces whatever is stored. Returns 1 when stored, 0 when refused.
 const PUBLISH_SCRIPT = `
+local function epoch_time(e)
+  if type(e) ~= 'string' then return -1 end
+  local t = string.match(e, '^(%d+)%-%x+$')
+  if t then return tonumber(t) end
+  return -1
+end
 local head = redis.call('GET', KEYS[2])
-if head then
+if head and ARGV[6] ~= '1' then
   local ok, current = pcall(cjson.decode, head)
-  if ok and type(current) == 'table' and tonumber(current.version) and tonumber(current.version) > tonumber(ARGV[1]) then
-    return 0
+  if ok and type(current) == 'table' then
+    local head_epoch, new_epoch = current.epoch, ARGV[5]
+    if type(head_epoch) ~= 'string' then head_epoch = '' end
+    local ht, nt = epoch_time(head_epoch), epoch_time(new_epoch)
+    if ht > nt or (ht == nt and ht >= 0 and head_epoch > new_epoch) then return 0 end
+    local same_epoch = (ht == nt) and (ht < 0 or head_epoch == new_epoch)
+    if same_epoch and tonumber(current.version) and tonumber(current.version) > tonumber(ARGV[1]) then return 0 end
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
@@ -86,7 +101,11 @@ export function redactRedisUrl(url: string): string {
 function parseAnnouncement(text: string): SnapshotAnnouncement | null {
   try {
     const value = JSON.parse(text) as Partial<SnapshotAnnouncement> | null;
-    if (value && Number.isSafeInteger(value.version) && typeof value.hash === 'string') return { version: value.version!, hash: value.hash };
+    if (value && Number.isSafeInteger(value.version) && typeof value.hash === 'string') {
+      const announcement: SnapshotAnnouncement = { version: value.version!, hash: value.hash };
+      if (typeof value.epoch === 'string') announcement.epoch = value.epoch;
+      return announcement;
+    }
   } catch {}
   return null;
 }
@@ -125,15 +144,28 @@ export class RedisBus implements ConfigBus {
     this.commands = this.connect('commands', {}, (down) => (this.commandsDown = down));
   }
 
-  async publish(snapshot: SignedSnapshot): Promise<void> {
+  async publish(snapshot: SignedSnapshot, options: PublishOptions = {}): Promise<boolean> {
     this.assertOpen();
-    const head = JSON.stringify({ version: snapshot.version, hash: snapshot.hash });
+    const head = JSON.stringify(announcementOf(snapshot));
     const stored = await this.run(() =>
-      this.commands.eval(PUBLISH_SCRIPT, 2, this.keys.snapshot, this.keys.head, String(snapshot.version), JSON.stringify(snapshot), head, this.keys.channel),
+      this.commands.eval(
+        PUBLISH_SCRIPT,
+        2,
+        this.keys.snapshot,
+        this.keys.head,
+        String(snapshot.version),
+        JSON.stringify(snapshot),
+        head,
+        this.keys.channel,
+        snapshot.epoch ?? '',
+        options.replace ? '1' : '0',
+      ),
     );
     if (Number(stored) === 0) {
-      this.logger.warn('snapshot not published: Redis already holds a newer version', { version: snapshot.version });
+      this.logger.debug?.('snapshot not stored: Redis holds a head of a later epoch or version', { version: snapshot.version, epoch: snapshot.epoch });
+      return false;
     }
+    return true;
   }
 
   async fetchLatest(): Promise<SignedSnapshot | null> {

@@ -60,6 +60,17 @@ describe('snapshot signing', () => {
     expect(() => verifySnapshot({ ...signed, hash: '0'.repeat(32) }, SECRET)).toThrow(/envelope says/);
   });
 
+  it('carries the epoch in the envelope and rejects an envelope whose epoch differs from the payload', () => {
+    const snapshot = { ...makeSnapshot(4), epoch: '1760000000000-0123456789abcdef' };
+    const signed = signSnapshot(snapshot, SECRET);
+    expect(signed.epoch).toBe(snapshot.epoch);
+    expect(verifySnapshot(signed, SECRET).epoch).toBe(snapshot.epoch);
+    expect(parseSignedSnapshot(JSON.stringify(signed)).epoch).toBe(snapshot.epoch);
+    expect(() => verifySnapshot({ ...signed, epoch: '1770000000000-0123456789abcdef' }, SECRET)).toThrow(/envelope says epoch/);
+    const { epoch: _drop, ...withoutEpoch } = signed;
+    expect(() => verifySnapshot(withoutEpoch, SECRET)).toThrow(/envelope says epoch none/);
+  });
+
   it('rejects a signed payload of an unknown format', () => {
     const payload = gzipSync(Buffer.from(JSON.stringify({ format: 2, version: 1, hash: 'h', config: {} }))).toString('base64');
     expect(() => verifySnapshot({ version: 1, hash: 'h', payload, signature: sign(payload) }, SECRET)).toThrow(/unknown format/);

@@ -24,7 +24,9 @@ function hmac(payload: string, secret: string): Buffer {
 export function signSnapshot(snapshot: Snapshot, secret: string): SignedSnapshot {
   requireSecret(secret);
   const payload = gzipSync(Buffer.from(JSON.stringify(snapshot), 'utf8')).toString('base64');
-  return { version: snapshot.version, hash: snapshot.hash, payload, signature: hmac(payload, secret).toString('hex') };
+  const signed: SignedSnapshot = { version: snapshot.version, hash: snapshot.hash, payload, signature: hmac(payload, secret).toString('hex') };
+  if (snapshot.epoch !== undefined) signed.epoch = snapshot.epoch;
+  return signed;
 }
 
 /**
@@ -60,6 +62,9 @@ export function verifySnapshot(signed: SignedSnapshot, secret: string): Snapshot
       `snapshot rejected: envelope says version ${signed.version} hash ${signed.hash}, payload has version ${snapshot.version} hash ${snapshot.hash}`,
     );
   }
+  if ((snapshot.epoch ?? null) !== (signed.epoch ?? null)) {
+    throw new SnapshotVerificationError(`snapshot rejected: envelope says epoch ${signed.epoch ?? 'none'}, payload has epoch ${snapshot.epoch ?? 'none'}`);
+  }
   return snapshot;
 }
 
@@ -75,5 +80,7 @@ export function parseSignedSnapshot(text: string): SignedSnapshot {
   if (!v || typeof v !== 'object' || typeof v.version !== 'number' || typeof v.hash !== 'string' || typeof v.payload !== 'string') {
     throw new SnapshotVerificationError('snapshot rejected: stored value is not a signed snapshot');
   }
-  return { version: v.version, hash: v.hash, payload: v.payload, signature: typeof v.signature === 'string' ? v.signature : '' };
+  const signed: SignedSnapshot = { version: v.version, hash: v.hash, payload: v.payload, signature: typeof v.signature === 'string' ? v.signature : '' };
+  if (typeof v.epoch === 'string') signed.epoch = v.epoch;
+  return signed;
 }

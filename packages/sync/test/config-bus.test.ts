@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { deleteRedisPrefix, freePort, requireRedis, SHARED_REDIS_URL, startRedisServer, uniqueRedisPrefix } from '@gatehouse/testkit';
 import { Redis } from 'ioredis';
 import { MemoryBus, RedisBus, signSnapshot, type ConfigBus, type DataPlaneReport } from '../src';
-import { makeSnapshot, sleep, waitFor } from './support/snapshots';
+import { makeSnapshot, waitFor } from './support/snapshots';
 
 const SECRET = 'bus-test-secret';
 const TTL = 600;
@@ -115,14 +115,15 @@ describe.each(fixtures)('%s: the ConfigBus contract', (_name, makeFixture) => {
     const v5 = signSnapshot(makeSnapshot(5), SECRET);
     await b.publish(v5);
     await b.publish(signSnapshot(makeSnapshot(2), SECRET));
-    await waitFor('version 5 to be heard', () => heard.length >= 1);
-    await sleep(100);
-    expect(heard).toEqual([5]);
     expect(await b.fetchLatest()).toEqual(v5);
 
     const v5again = signSnapshot(makeSnapshot(5, 'same version, republished'), SECRET);
     await b.publish(v5again);
     expect(await b.fetchLatest()).toEqual(v5again);
+    // a newer marker: once it is heard, an announcement of 2 would have been heard before it
+    await b.publish(signSnapshot(makeSnapshot(6), SECRET));
+    await waitFor('version 6 to be heard', () => heard.includes(6));
+    expect(heard).toEqual([5, 5, 6]);
   });
 
   it('stops delivering to a closed subscription', async () => {
@@ -132,8 +133,11 @@ describe.each(fixtures)('%s: the ConfigBus contract', (_name, makeFixture) => {
     await b.publish(signSnapshot(makeSnapshot(1), SECRET));
     await waitFor('version 1', () => heard.length === 1);
     await subscription.close();
+    // a subscription still open is the marker: once it heard 2, the closed one would have too
+    const witness: number[] = [];
+    await b.subscribe({ onAnnouncement: (a) => witness.push(a.version), onReconnect: () => {} });
     await b.publish(signSnapshot(makeSnapshot(2), SECRET));
-    await sleep(150);
+    await waitFor('the open subscription to hear version 2', () => witness.includes(2));
     expect(heard).toEqual([1]);
   });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { deleteRedisPrefix, requireRedis, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
 import { DataPlaneSync, MemoryBus, RedisBus, signSnapshot, type ConfigBus, type DataPlaneSyncOptions } from '../src';
 import { InstrumentedBus } from './support/instrumented-bus';
-import { makeSnapshot, makeUnloadableSnapshot, MemoryLogger, ServingStore, sleep, waitFor } from './support/snapshots';
+import { makeSnapshot, makeUnloadableSnapshot, MemoryLogger, ServingStore, waitFor } from './support/snapshots';
 
 const SECRET = 'dp-sync-test-secret';
 
@@ -151,9 +151,8 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     expect(second.store.currentVersion()).toBe(4);
     expect(second.sync.status().source).toBe('cache');
 
+    // 3 is older than the cache: ignored; 5, published after it, is the marker that 3's turn has passed
     await publish(3);
-    await sleep(150);
-    expect(second.store.currentVersion()).toBe(4);
     await publish(5);
     await waitFor('version 5', () => second.store.currentVersion() === 5);
     expect(second.store.appliedVersions).toEqual([4, 5]);
@@ -208,9 +207,11 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     bus.announce({ version: 5, hash: 'f'.repeat(32) });
     bus.announce({ version: 2, hash: 'e'.repeat(32) });
     bus.announce({ version: 9, hash: makeSnapshot(5).hash });
-    await sleep(100);
-    expect(bus.fetches).toBe(fetchesAfterStart);
-    expect(store.appliedVersions).toEqual([5]);
+    // a newer version after them is the marker: once it is applied, the three above have been handled
+    await publish(6);
+    await waitFor('version 6', () => store.currentVersion() === 6);
+    expect(bus.fetches).toBe(fetchesAfterStart + 1);
+    expect(store.appliedVersions).toEqual([5, 6]);
   });
 
   it('fetches the full snapshot on a version gap, skipping the versions in between', async () => {
@@ -222,7 +223,7 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     await publish(2);
     await publish(3);
     await publish(4);
-    await sleep(100);
+    await waitFor('the three announcements to be held back', () => bus.dropped === 3);
     expect(store.currentVersion()).toBe(1);
     bus.muted = false;
     bus.announce({ version: 4, hash: makeSnapshot(4).hash });
@@ -237,7 +238,7 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     await sync.start();
     bus.muted = true;
     await publish(2);
-    await sleep(100);
+    await waitFor('the announcement to be held back', () => bus.dropped === 1);
     expect(store.currentVersion()).toBe(1);
     bus.reconnect();
     await waitFor('version 2 after the reconnect', () => store.currentVersion() === 2);
@@ -266,7 +267,8 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     await publish(2);
     await waitFor('version 2 from the periodic check', () => store.currentVersion() === 2);
     const fetches = bus.fetches;
-    await sleep(350);
+    const checks = bus.headChecks;
+    await waitFor('three more periodic checks', () => bus.headChecks >= checks + 3);
     expect(bus.fetches).toBe(fetches); // nothing newer stored: the check does not download the snapshot
   });
 
@@ -313,7 +315,6 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     });
     expect(Math.abs(row!.last_seen - Date.now() / 1000)).toBeLessThan(5);
     const before = row!.last_seen;
-    await sleep(1100);
-    expect((await listed())!.last_seen).toBeGreaterThan(before);
+    await waitFor('a later heartbeat', async () => (await listed())!.last_seen > before, 5000);
   });
 });

@@ -8,3 +8,5 @@ export * from './snapshot-builder';
 export * from './ldap';
 export * from './file-upstream';
 export * from './raw-http';
+export * from './postgres-server';
+export * from './database-admin';

@@ -2,3 +2,4 @@ export * from './open-database';
 export * from './migrations';
 export * from './entity-tables';
 export * from './sql-errors';
+export * from './unreachable';

@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import { consumers, plugins, routes, services, type EntityDefinition } from '@gatehouse/core';
+import { consumers, newEpoch, plugins, routes, services, type EntityDefinition } from '@gatehouse/core';
 import { apis } from '../legacy/api-entity';
 import { createEntityTable } from './entity-tables';
 
@@ -37,6 +37,18 @@ export function coreMigrations(): MigrationSet {
     },
     '0003_legacy_apis': {
       up: (db) => createEntityTable(db, apis, byName(BASE_ENTITIES)),
+    },
+    // the cluster epoch (decision 19): a new database, a reset one included, starts a new epoch
+    '0004_cluster_epoch': {
+      async up(db) {
+        await db.schema
+          .createTable('cluster_epoch')
+          .addColumn('id', 'integer', (c) => c.primaryKey())
+          .addColumn('epoch', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await sql`insert into cluster_epoch (id, epoch, updated_at) values (1, ${newEpoch()}, extract(epoch from now())::bigint)`.execute(db);
+      },
     },
   };
 }

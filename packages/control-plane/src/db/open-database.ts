@@ -43,8 +43,13 @@ export async function openDatabase(config: DatabaseConfig = {}): Promise<Databas
   if (config.url) {
     kind = 'postgres';
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize ?? 10, connectionTimeoutMillis: 5000 });
-    // an idle client losing its server must not crash the process; the next query reports the fault
+    // A client losing its server must never crash the process: pg-pool listens on idle clients only (and forwards to
+    // the pool's 'error'), so every client also gets a listener of its own for the time it is checked out. The query
+    // in flight fails with the cause, and the admin API turns it into a 503.
     pool.on('error', () => {});
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+    });
     db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   } else {
     kind = 'pglite';

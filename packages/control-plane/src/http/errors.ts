@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DbError, Errors, HttpError } from '@gatehouse/core';
+import { isDatabaseUnreachable } from '../db/unreachable';
 
 export type AdminLogger = (message: string, err?: unknown) => void;
 
@@ -26,8 +27,8 @@ export function notFound(): RequestHandler {
 }
 
 /**
- * Errors → Kong bodies: DbError → `{code, name, message, fields}`, HttpError → `{message}`; anything else is an
- * infrastructure fault: logged, 500 `{"message":"An unexpected error occurred"}`.
+ * Errors → Kong bodies: DbError → `{code, name, message, fields}`, HttpError → `{message}`; the database out of reach
+ * → 503 `{message}`; anything else is an infrastructure fault: logged, 500 `{"message":"An unexpected error occurred"}`.
  */
 export function errorResponder(log: AdminLogger): ErrorRequestHandler {
   return (err, req, res, next) => {
@@ -40,6 +41,12 @@ export function errorResponder(log: AdminLogger): ErrorRequestHandler {
       for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
       if (err.body === null) res.status(err.status).end();
       else res.status(err.status).json(err.body);
+      return;
+    }
+    if (isDatabaseUnreachable(err)) {
+      // nothing was written (or the commit's answer was lost): the client may try again once the database is back
+      res.setHeader('Retry-After', '1');
+      res.status(503).json({ message: 'Service unavailable: the database is unreachable' });
       return;
     }
     const parsed = bodyParserError(err) ?? clientError(err);

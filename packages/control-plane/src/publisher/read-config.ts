@@ -2,6 +2,7 @@ import { emptyConfig, type SnapshotConfig } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Keyring } from '../keys/keyring';
 import { loadKeysForSnapshot } from '../keys/snapshot-keys';
+import { readEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
 
 export interface ReadConfigOptions {
@@ -14,8 +15,11 @@ export interface ReadConfigOptions {
  * Reads everything a data plane needs, and the config version it corresponds to, in one repeatable-read
  * transaction: the snapshot is a consistent cut even while other admin writes commit.
  */
-export async function readSnapshotConfig(store: ConfigStore, opts: ReadConfigOptions): Promise<{ version: number; config: SnapshotConfig }> {
-  const { version, result: config } = await store.readConsistent(async (trx) => {
+export async function readSnapshotConfig(
+  store: ConfigStore,
+  opts: ReadConfigOptions,
+): Promise<{ version: number; epoch: string | null; config: SnapshotConfig }> {
+  const { version, result } = await store.readConsistent(async (trx) => {
     const config = emptyConfig();
     const [services, routes, consumers, plugins] = await Promise.all(
       ['services', 'routes', 'consumers', 'plugins'].map((name) => store.repo(name).all(trx)),
@@ -29,7 +33,7 @@ export async function readSnapshotConfig(store: ConfigStore, opts: ReadConfigOpt
       config.credentials[entity.name] = (await store.repo(entity.name).all(trx)) as unknown as SnapshotConfig['credentials'][string];
     }
     if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
-    return config;
+    return { config, epoch: await readEpoch(trx) };
   });
-  return { version, config };
+  return { version, epoch: result.epoch, config: result.config };
 }

@@ -1,9 +1,12 @@
-import { buildSnapshot, type Snapshot } from '@gatehouse/core';
+import { buildSnapshot, compareEpochs, type SignedSnapshot, type Snapshot } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { signSnapshot } from '@gatehouse/sync';
+import { signSnapshot, SnapshotVerificationError } from '@gatehouse/sync';
+import { isDatabaseUnreachable } from '../db/unreachable';
 import type { Keyring } from '../keys/keyring';
+import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
+import { inspectHead, type HeadVerdict } from './head-inspection';
 import { readSnapshotConfig } from './read-config';
 
 export interface PublisherLogger {
@@ -21,21 +24,52 @@ export interface SnapshotPublisherOptions {
   /** the data plane's compile: a snapshot that would not load there is never published (throws to refuse) */
   check: (snapshot: Snapshot) => void;
   log: PublisherLogger;
-  /** how often the publisher compares what the bus holds with the database (catches a restarted, empty Redis) */
+  /**
+   * how often the publisher compares what the bus holds with the database, in ms (default 1000): catches a restarted,
+   * empty Redis, a forged or foreign head, and a database that was restored under a running control plane
+   */
   reconcileIntervalMs?: number;
+}
+
+/** Something that happened to publication and that an operator should hear about (kept on `GET /status`). */
+export interface PublicationEvent {
+  kind: 'forged_head' | 'foreign_epoch' | 'database_restored' | 'epoch_changed' | 'stale_head' | 'database_unreachable' | 'database_reachable';
+  message: string;
+  /** epoch seconds */
+  at: number;
+  /** the head found in the bus, when the event is about one */
+  head?: { version: number; epoch: string | null };
 }
 
 export interface PublisherStatus {
   version: number | null;
   hash: string | null;
+  /** the cluster epoch of the last published snapshot */
+  epoch: string | null;
   published_at: number | null;
   last_error: string | null;
+  /** whether the last read of the database for publication succeeded (null before the first one) */
+  database_reachable: boolean | null;
+  /** the most recent events, oldest first (at most 20) */
+  events: PublicationEvent[];
 }
+
+const MAX_EVENTS = 20;
+/** rounds of "the head blocks us → act on it → publish again" within one publication */
+const MAX_HEAD_ROUNDS = 4;
+/** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
+const FULL_CHECK_EVERY = 5;
 
 /**
  * Builds, checks, signs and publishes snapshots. Triggers coalesce: while one publication runs, any number of new
- * triggers cause exactly one more, which reads the latest committed state. Failures (bus down) are retried with
- * backoff, and a periodic reconcile republishes when the bus's latest differs from the database.
+ * triggers cause exactly one more, which reads the latest committed state. Failures (bus or database down) are
+ * retried with backoff, and a periodic reconcile republishes when the bus's head is not what the database says.
+ *
+ * Publication never freezes (decision 19): when the bus refuses a snapshot because of the head it holds, the head is
+ * inspected. A head that does not verify (unsigned, another secret, inconsistent) is overwritten. A genuine head
+ * ahead of the database in our own epoch means the database went back (restored from a dump): a new epoch starts.
+ * A genuine head of a later epoch (another cluster sharing the secret and prefix, or a reset database on a host whose
+ * clock is behind) is overtaken by a new epoch. Each is logged and listed in `status().events`.
  */
 export class SnapshotPublisher {
   private inFlight: Promise<void> | null = null;
@@ -44,18 +78,31 @@ export class SnapshotPublisher {
   private reconcileTimer: NodeJS.Timeout | null = null;
   private retryDelayMs = 250;
   private stopped = false;
-  private last: PublisherStatus = { version: null, hash: null, published_at: null, last_error: null };
+  /** the state whose snapshot the compile check refused: the reconcile loop does not retry it until it changes */
+  private refused: { version: number; epoch: string | null } | null = null;
+  /** the last snapshot this publisher stored, as stored */
+  private lastSigned: SignedSnapshot | null = null;
+  private reconcileRounds = 0;
+  private last: PublisherStatus = {
+    version: null,
+    hash: null,
+    epoch: null,
+    published_at: null,
+    last_error: null,
+    database_reachable: null,
+    events: [],
+  };
 
   constructor(private readonly opts: SnapshotPublisherOptions) {}
 
   status(): PublisherStatus {
-    return { ...this.last };
+    return { ...this.last, events: this.last.events.map((e) => ({ ...e })) };
   }
 
   /** publishes the current state at once and keeps it published */
   async start(): Promise<void> {
     await this.trigger();
-    const every = this.opts.reconcileIntervalMs ?? 5000;
+    const every = this.opts.reconcileIntervalMs ?? 1000;
     this.reconcileTimer = setInterval(() => void this.reconcile(), every);
     this.reconcileTimer.unref();
   }
@@ -85,21 +132,180 @@ export class SnapshotPublisher {
   }
 
   private async publishOnce(): Promise<void> {
-    let snapshot: Snapshot;
-    try {
-      const { version, config } = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring });
-      snapshot = buildSnapshot(version, config);
-      this.opts.check(snapshot);
-    } catch (err) {
-      this.fail('snapshot not published: it does not build or load', err, false);
+    for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
+      const snapshot = await this.build();
+      if (!snapshot) return;
+      const signed = signSnapshot(snapshot, this.opts.secret);
+      let stored: boolean | void;
+      try {
+        // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
+        // reported) even where the bus would have let it be overwritten silently.
+        const head = await this.opts.bus.latestAnnouncement();
+        const verdict = head && !this.isLastPublished(head) ? await inspectHead(this.opts.bus, this.opts.secret) : null;
+        if (verdict?.kind === 'unverifiable') {
+          this.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
+          stored = await this.opts.bus.publish(signed, { replace: true });
+        } else {
+          if (verdict?.kind === 'genuine') this.noteReplacedHead(verdict.head, snapshot);
+          // the bus stores a snapshot of the same version over the head; data planes would ignore it if the head has
+          // the same version with other content (a restored database that was written to since): handled as refused
+          const sameVersionOtherContent =
+            head !== null && head.version === snapshot.version && (head.epoch ?? null) === (snapshot.epoch ?? null) && head.hash !== snapshot.hash;
+          stored = sameVersionOtherContent ? false : await this.opts.bus.publish(signed);
+        }
+      } catch (err) {
+        this.fail(`snapshot ${snapshot.version} not published: the bus is unreachable; retrying`, err, true);
+        return;
+      }
+      if (stored === false) {
+        let next: 'published' | 'again';
+        try {
+          next = await this.overcomeHead(snapshot, signed);
+        } catch (err) {
+          const what = isDatabaseUnreachable(err) ? 'the database is unreachable' : 'the bus head cannot be checked';
+          if (isDatabaseUnreachable(err)) this.databaseReachable(false, err);
+          this.fail(`snapshot ${snapshot.version} not published: ${what}; retrying`, err, true);
+          return;
+        }
+        if (next === 'again') continue;
+      }
+      this.lastSigned = signed;
+      this.last = {
+        ...this.last,
+        version: snapshot.version,
+        hash: snapshot.hash,
+        epoch: snapshot.epoch ?? null,
+        published_at: Math.floor(Date.now() / 1000),
+        last_error: null,
+      };
+      this.retryDelayMs = 250;
       return;
     }
+    if (!this.stopped) this.fail('snapshot not published: the bus head kept changing under the publisher; retrying', new Error('too many rounds'), true);
+  }
+
+  /** Reads, builds and checks the snapshot of the latest committed state; null (after reporting why) when it cannot. */
+  private async build(): Promise<Snapshot | null> {
+    let read: Awaited<ReturnType<typeof readSnapshotConfig>>;
     try {
-      await this.opts.bus.publish(signSnapshot(snapshot, this.opts.secret));
-      this.last = { version: snapshot.version, hash: snapshot.hash, published_at: Math.floor(Date.now() / 1000), last_error: null };
-      this.retryDelayMs = 250;
+      read = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring });
     } catch (err) {
-      this.fail(`snapshot ${snapshot.version} not published: the bus is unreachable; retrying`, err, true);
+      if (isDatabaseUnreachable(err)) {
+        this.databaseReachable(false, err);
+        this.fail('snapshot not published: the database is unreachable; publishing as soon as it is back', err, true);
+      } else {
+        this.fail('snapshot not published: the configuration cannot be read from the database', err, true);
+      }
+      return null;
+    }
+    this.databaseReachable(true);
+    try {
+      const snapshot = buildSnapshot(read.version, read.config);
+      if (read.epoch) snapshot.epoch = read.epoch;
+      this.opts.check(snapshot);
+      this.refused = null;
+      return snapshot;
+    } catch (err) {
+      this.refused = { version: read.version, epoch: read.epoch };
+      this.fail('snapshot not published: it does not build or load', err, false);
+      return null;
+    }
+  }
+
+  /**
+   * The bus refused `snapshot` because of the head it holds: find out why and act, so publication goes on.
+   * 'published' = done (the head was overwritten, or a newer snapshot of ours is already there); 'again' = build
+   * and publish once more (a new epoch was started, or the database moved on meanwhile).
+   */
+  private async overcomeHead(snapshot: Snapshot, signed: SignedSnapshot): Promise<'published' | 'again'> {
+    const verdict: HeadVerdict = await inspectHead(this.opts.bus, this.opts.secret);
+    const ours = snapshot.epoch ?? null;
+    if (verdict.kind === 'missing') return 'again';
+    if (verdict.kind === 'unverifiable') {
+      this.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
+      await this.opts.bus.publish(signed, { replace: true });
+      return 'published';
+    }
+    const head = verdict.head;
+    const store = this.opts.store;
+    const currentEpoch = await readEpoch(store.db);
+    if (currentEpoch !== ours) return 'again'; // another replica started a new epoch meanwhile
+    if (head.epoch === ours) {
+      const version = await store.version();
+      if (head.version > version || (head.version === version && head.hash !== snapshot.hash)) {
+        const next = await this.rotate(ours, head.epoch);
+        this.event(
+          'database_restored',
+          `the bus held version ${head.version} of this cluster's epoch while the database is at version ${version} ` +
+            `(the database was restored or reset); new epoch ${next} published`,
+          { version: head.version, epoch: head.epoch },
+        );
+        return 'again';
+      }
+      // a replica published a newer version of the same epoch: nothing to do; the reconcile loop follows up
+      return version > snapshot.version ? 'again' : 'published';
+    }
+    // a genuine head of a later epoch than the database's
+    const next = await this.rotate(ours, head.epoch);
+    this.event(
+      'foreign_epoch',
+      `the bus held a signed snapshot of a later epoch ${head.epoch} (another cluster on the same Redis prefix with the same secret, ` +
+        `or a reset database on a host whose clock is behind); new epoch ${next} published`,
+      { version: head.version, epoch: head.epoch },
+    );
+    return 'again';
+  }
+
+  private isLastPublished(head: { version: number; hash: string; epoch?: string }): boolean {
+    const last = this.last;
+    return head.version === last.version && head.hash === last.hash && (head.epoch ?? null) === last.epoch;
+  }
+
+  /** A genuine head that the snapshot about to be published goes past: say so when it is not ordinary progress. */
+  private noteReplacedHead(head: { version: number; hash: string; epoch: string | null }, snapshot: Snapshot): void {
+    const ours = snapshot.epoch ?? null;
+    const reported = this.last.events.at(-1)?.head;
+    if (reported && reported.version === head.version && reported.epoch === head.epoch) return; // just said why
+    if (head.epoch !== ours && compareEpochs(ours, head.epoch) > 0) {
+      this.event(
+        'epoch_changed',
+        `the bus held version ${head.version} of an earlier epoch ${head.epoch ?? '(none)'}: this database is new (reset, or restored) ` +
+          `and publishes epoch ${ours} from version ${snapshot.version}; data planes follow it`,
+        { version: head.version, epoch: head.epoch },
+      );
+    } else if (head.epoch === ours && this.last.epoch === ours && this.last.version !== null && head.version < this.last.version) {
+      this.event(
+        'stale_head',
+        `the bus held version ${head.version}, older than version ${this.last.version} published before (a replayed snapshot, or a ` +
+          `restored Redis); republished version ${snapshot.version}, data planes kept the newer config`,
+        { version: head.version, epoch: head.epoch },
+      );
+    }
+  }
+
+  private async rotate(current: string | null, after: string | null): Promise<string> {
+    if (current === null) throw new Error('the database has no cluster epoch');
+    return rotateEpoch(this.opts.store.db, current, after);
+  }
+
+  private event(kind: PublicationEvent['kind'], message: string, head?: { version: number; epoch: string | null }): void {
+    const entry: PublicationEvent = { kind, message, at: Math.floor(Date.now() / 1000) };
+    if (head) entry.head = head;
+    this.last = { ...this.last, events: [...this.last.events, entry].slice(-MAX_EVENTS) };
+    const fields = head ? { head_version: head.version, head_epoch: head.epoch } : {};
+    if (kind === 'database_reachable') this.opts.log.info(message, fields);
+    else this.opts.log.warn(message, fields);
+  }
+
+  private databaseReachable(reachable: boolean, err?: unknown): void {
+    const before = this.last.database_reachable;
+    this.last = { ...this.last, database_reachable: reachable };
+    if (before === reachable) return;
+    if (!reachable) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.event('database_unreachable', `the database is unreachable (${reason}); publication resumes when it is back`);
+    } else if (before === false) {
+      this.event('database_reachable', 'the database is reachable again; publishing the latest committed state');
     }
   }
 
@@ -113,18 +319,61 @@ export class SnapshotPublisher {
       void this.trigger();
     }, this.retryDelayMs);
     this.retryTimer.unref();
-    this.retryDelayMs = Math.min(this.retryDelayMs * 2, 5000);
+    this.retryDelayMs = Math.min(this.retryDelayMs * 2, 2000);
   }
 
+  /** Publishes again unless the bus's head is exactly what was last published and that is the database's state. */
   private async reconcile(): Promise<void> {
-    if (this.stopped || this.inFlight) return;
+    if (this.stopped || this.inFlight || this.retryTimer) return;
+    let head;
     try {
-      const [head, version] = await Promise.all([this.opts.bus.latestAnnouncement(), this.opts.store.version()]);
-      if (!head || head.version < version || (this.last.hash !== null && head.version === this.last.version && head.hash !== this.last.hash)) {
-        await this.trigger();
-      }
+      head = await this.opts.bus.latestAnnouncement();
     } catch {
-      // bus or database unreachable: the next round tries again
+      return; // bus unreachable: the publication that is due retries on its own
     }
+    let version: number;
+    let epoch: string | null;
+    try {
+      [version, epoch] = await Promise.all([this.opts.store.version(), readEpoch(this.opts.store.db)]);
+      this.databaseReachable(true);
+    } catch (err) {
+      if (isDatabaseUnreachable(err)) this.databaseReachable(false, err);
+      return;
+    }
+    const last = this.last;
+    const inSync =
+      head !== null &&
+      last.hash !== null &&
+      head.version === last.version &&
+      head.hash === last.hash &&
+      (head.epoch ?? null) === last.epoch &&
+      last.version === version &&
+      last.epoch === epoch;
+    const refused = this.refused !== null && this.refused.version === version && this.refused.epoch === epoch;
+    if (!inSync && !refused) await this.trigger();
+    else if (inSync && ++this.reconcileRounds % FULL_CHECK_EVERY === 0) await this.checkStoredSnapshot();
+  }
+
+  /**
+   * The head is ours, but is the stored snapshot? One written over it alone (data planes refuse it, and a data plane
+   * starting without a cache would have nothing to load) is replaced by the one published.
+   */
+  private async checkStoredSnapshot(): Promise<void> {
+    const ours = this.lastSigned;
+    if (!ours) return;
+    let why: string | null = null;
+    try {
+      const stored = await this.opts.bus.fetchLatest();
+      if (!stored) why = 'the snapshot is missing';
+      else if (stored.payload !== ours.payload || stored.signature !== ours.signature || stored.version !== ours.version) {
+        why = 'the stored snapshot is not the one its head announces';
+      }
+    } catch (err) {
+      if (!(err instanceof SnapshotVerificationError)) return; // bus unreachable: next round
+      why = err.message;
+    }
+    if (!why || this.stopped || this.inFlight) return;
+    this.event('forged_head', `${why}; replaced with the signed snapshot of version ${ours.version}`, { version: ours.version, epoch: ours.epoch ?? null });
+    await this.opts.bus.publish(ours, { replace: true }).catch(() => {});
   }
 }

@@ -14,6 +14,7 @@ import type { Caller, RbacService } from './service';
 import * as store from './store';
 import { TokenCache } from './token-cache';
 import { tokenCacheKey } from './token';
+import { isDatabaseUnreachable } from '../db/unreachable';
 
 export type EnforceMode = 'off' | 'on' | 'entity' | 'both';
 const MODES: readonly EnforceMode[] = ['off', 'on', 'entity', 'both'];
@@ -117,6 +118,11 @@ function filterListings(req: Request, res: Response, service: RbacService, calle
         send({ ...(body as object), data: visible });
       })
       .catch((err) => {
+        if (isDatabaseUnreachable(err)) {
+          res.status(503);
+          send({ message: 'Service unavailable: the database is unreachable' });
+          return;
+        }
         log(`entity filtering of ${req.method} ${req.path} failed`, err);
         res.status(500);
         send({ message: 'An unexpected error occurred' });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { validateWith, type Consumer, type Service } from '@gatehouse/core';
 import type { CredentialRef, PluginContext, PluginLogger, PluginResponse } from '../contract';
 import { createRateLimiter } from './handler';
@@ -369,9 +369,19 @@ describe('rate-limiting redis policy when Redis fails', () => {
     expect((await call(strict, { runtime: { redis: reconnecting as never, log } })).response?.status).toBe(500);
     expect(sent).toBe(0);
     const silent = failing('ready', () => new Promise(() => undefined));
-    const started = Date.now();
-    expect((await call(strict, { runtime: { redis: silent as never, log } })).response?.status).toBe(500);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // on a fake clock: still waiting 1 ms before redis.timeout, answered at redis.timeout
+    jest.useFakeTimers();
+    try {
+      let answer: Awaited<ReturnType<typeof call>> | undefined;
+      const pending = call(strict, { runtime: { redis: silent as never, log } }).then((a) => (answer = a));
+      await jest.advanceTimersByTimeAsync(49);
+      expect(answer).toBeUndefined();
+      await jest.advanceTimersByTimeAsync(1);
+      await pending;
+      expect(answer?.response?.status).toBe(500);
+    } finally {
+      jest.useRealTimers();
+    }
     expect(logged[0]).toMatchObject({ error: 'Redis is not connected (reconnecting)' });
   });
 

@@ -1,5 +1,5 @@
 import type { SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
-import type { BusSubscription, ConfigBus, DataPlaneReport, ListedDataPlane } from '../../src';
+import type { BusSubscription, ConfigBus, DataPlaneReport, ListedDataPlane, PublishOptions } from '../../src';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 
@@ -9,15 +9,19 @@ type Handlers = Parameters<ConfigBus['subscribe']>[0];
  */
 export class InstrumentedBus implements ConfigBus {
   fetches = 0;
+  /** calls of latestAnnouncement (the periodic check) */
+  headChecks = 0;
   muted = false;
+  /** announcements held back while muted */
+  dropped = 0;
   /** this many coming fetches fail, as they would while the transport is down */
   failNextFetches = 0;
   private readonly handlers = new Set<Handlers>();
 
   constructor(readonly inner: ConfigBus) {}
 
-  publish(snapshot: SignedSnapshot): Promise<void> {
-    return this.inner.publish(snapshot);
+  publish(snapshot: SignedSnapshot, options?: PublishOptions): Promise<boolean | void> {
+    return this.inner.publish(snapshot, options);
   }
   fetchLatest(): Promise<SignedSnapshot | null> {
     this.fetches++;
@@ -28,13 +32,15 @@ export class InstrumentedBus implements ConfigBus {
     return this.inner.fetchLatest();
   }
   latestAnnouncement(): Promise<SnapshotAnnouncement | null> {
+    this.headChecks++;
     return this.inner.latestAnnouncement();
   }
   async subscribe(handlers: Handlers): Promise<BusSubscription> {
     this.handlers.add(handlers);
     const inner = await this.inner.subscribe({
       onAnnouncement: (a) => {
-        if (!this.muted) handlers.onAnnouncement(a);
+        if (this.muted) this.dropped++;
+        else handlers.onAnnouncement(a);
       },
       onReconnect: () => handlers.onReconnect(),
     });

@@ -1,10 +1,12 @@
 import { buildSnapshot, emptyConfig, type Consumer, type Service, type Snapshot } from '@gatehouse/core';
 
 /** A snapshot whose one service is named after `label`, so different labels give different hashes. */
-export function makeSnapshot(version: number, label = `config-${version}`): Snapshot {
+export function makeSnapshot(version: number, label = `config-${version}`, epoch?: string): Snapshot {
   const config = emptyConfig();
   config.services = [{ id: `00000000-0000-4000-8000-${String(version).padStart(12, '0')}`, name: label } as unknown as Service];
-  return buildSnapshot(version, config);
+  const snapshot = buildSnapshot(version, config);
+  if (epoch !== undefined) snapshot.epoch = epoch;
+  return snapshot;
 }
 
 /** A snapshot the serving store refuses to load (its "compile" fails). */
