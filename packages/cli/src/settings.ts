@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseAdminGuiOrigins } from '@gatehouse/control-plane';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -21,6 +22,8 @@ export interface Settings {
   /** CIDRs or addresses of proxies in front of the data plane whose X-Forwarded-For is believed */
   trustedIps: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** origins whose browser pages may call the admin API (decision 14) */
+  adminGuiOrigins: string[];
 }
 
 export interface Listen {
@@ -45,6 +48,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
   { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
+  { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
 ];
 
 export function parseListen(value: string, name: string): Listen {
@@ -80,5 +84,6 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
+    adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
   };
 }

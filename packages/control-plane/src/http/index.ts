@@ -3,3 +3,4 @@ export * from './context';
 export * from './resources';
 export * from './server';
 export * from './errors';
+export * from './cors';
