@@ -4,3 +4,4 @@ export * from './resources';
 export * from './server';
 export * from './errors';
 export * from './cors';
+export * from './private-material';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FieldErrors } from '../errors';
 import { LONG_TEXT_MAX } from '../schema/input-bounds';
 import { defineEntity } from './definition';
+import { JWK_PRIVATE_MEMBERS } from './private-fields';
 import { baseFieldsWithUpdate, nullableForeign, tags } from './fields';
 
 const pemText = () => z.string().min(1).max(LONG_TEXT_MAX).nullable().default(null);
@@ -49,4 +50,5 @@ export const keys = defineEntity({
   foreignKeys: [{ field: 'set', entity: 'key_sets', onDelete: 'cascade', required: false }],
   updatedAt: true,
   check: checkKeyFormat,
+  privateFields: [{ path: 'jwk', jwkMembers: JWK_PRIVATE_MEMBERS }, { path: 'pem.private_key' }],
 });
