@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { startAdmin, type AdminHarness } from './support/admin-harness';
+import { startRbacAdmin, type RbacHarness } from './support/rbac-harness';
 
 // database start-up (PGlite's first initdb, Postgres under load) can take longer than jest's default 5 s
 jest.setTimeout(120_000);
@@ -127,5 +128,45 @@ describe('every malformed admin request answers a 4xx', () => {
   it('nothing invalid was stored along the way', async () => {
     const consumers = await admin.http().get('/consumers?size=1000');
     expect(consumers.body.data.map((c: { username: string }) => c.username)).toEqual(['fuzz-consumer']);
+  });
+});
+
+describe("RBAC's own routes hold the same bounds (decision 16)", () => {
+  let rbac: RbacHarness;
+  beforeAll(async () => {
+    rbac = await startRbacAdmin({ mode: 'off' });
+  });
+  afterAll(async () => {
+    await rbac?.close();
+  });
+
+  /** `n` letters from the CJK block, random, so that Postgres cannot compress them into an index entry */
+  const cjk = (n: number) => Array.from({ length: n }, () => String.fromCodePoint(0x4e00 + randomInt(0x5000))).join('');
+
+  it('a name past 1,024 characters, or past 64 KiB, is a 400 naming it', async () => {
+    for (const name of ['r'.repeat(1025), 'r'.repeat(1024 * 1024)]) {
+      const res = await rbac.http().post('/rbac/roles').send({ name });
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body.fields)).toEqual(['name']);
+    }
+    const user = await rbac.http().post('/rbac/users').send({ name: 'u'.repeat(5000), user_token: 'user-token-0123456789' });
+    expect(user.status).toBe(400);
+    expect(user.body.fields).toEqual({ name: 'length must be at most 1024' });
+  });
+
+  it('1,024 multi-byte characters too large for the unique index are a 400, not a 500', async () => {
+    const name = cjk(1024);
+    const res = await rbac.http().post('/rbac/roles').send({ name });
+    expect([res.status, res.body.name]).toEqual([400, 'schema violation']);
+    const users = await rbac.http().post('/rbac/users').send({ name: cjk(1024), user_token: 'user-token-0123456789' });
+    expect(users.status).toBe(400);
+    expect((await rbac.http().get('/rbac/roles')).body.data.map((r: { name: string }) => r.name)).not.toContain(name);
+  });
+
+  it('NUL bytes and prototype keys in RBAC bodies are a 400', async () => {
+    expect((await rbac.http().post('/rbac/roles').send({ name: 'a\u0000b' })).body.fields).toEqual({ name: 'must not contain a NUL byte' });
+    const proto = await rbac.http().post('/rbac/roles').set('Content-Type', 'application/json').send('{"name":"r1","__proto__":{"is_default":true}}');
+    expect(proto.status).toBe(400);
+    expect(Object.entries(proto.body.fields)).toEqual([['__proto__', 'field name not allowed']]);
   });
 });

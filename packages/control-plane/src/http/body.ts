@@ -76,6 +76,10 @@ function parseMultipart(req: Request, buffer: Buffer): Promise<Array<[string, st
       }
     });
     parser.on('file', (name, stream) => {
+      // a truncated form ends an open file part with an error on its stream (the parser reports it too)
+      stream.on('error', (err: Error) => {
+        fault ??= new HttpError(400, `Cannot parse multipart body: ${err.message}`);
+      });
       if (!named(name)) {
         stream.resume();
         return;
@@ -86,6 +90,7 @@ function parseMultipart(req: Request, buffer: Buffer): Promise<Array<[string, st
       files.push(
         new Promise<void>((done) => {
           stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          stream.on('error', () => done());
           stream.on('end', () => {
             try {
               pairs[index] = [name, decodeUtf8(Buffer.concat(chunks))];
