@@ -41,7 +41,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
   { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
   { name: 'GATEHOUSE_REDIS_PREFIX', default: 'gatehouse:', meaning: 'key and channel prefix in Redis' },
-  { name: 'GATEHOUSE_CLUSTER_SECRET', default: 'generated per process in `all`; required otherwise', meaning: 'HMAC key signing snapshots; the same value on the control plane and every data plane' },
+  { name: 'GATEHOUSE_CLUSTER_SECRET', default: 'generated per process in `all`; required otherwise', meaning: 'HMAC key signing snapshots, at least 32 bytes; the same value on the control plane and every data plane' },
   { name: 'GATEHOUSE_ENFORCE_RBAC', default: 'off', meaning: '`off`, `on` (endpoint permissions), `entity` (entity permissions) or `both`' },
   { name: 'GATEHOUSE_ADMIN_TOKEN', default: 'unset', meaning: 'creates (once) a super-admin RBAC user with this token, so enforcement can be switched on' },
   { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },

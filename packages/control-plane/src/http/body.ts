@@ -24,6 +24,7 @@ function decodeUtf8(bytes: Uint8Array): string {
     throw notUtf8();
   }
 }
+
 // DELETE bodies are read too: `DELETE /rbac/users/{u}/roles` names the roles in its body (Kong)
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
