@@ -124,7 +124,7 @@ describe('a data plane with no Redis reachable and no cache', () => {
       'data-plane',
       {
         REDIS_URL: `redis://127.0.0.1:${closedPort}`,
-        GATEHOUSE_CLUSTER_SECRET: 'no-one-publishes-with-this',
+        GATEHOUSE_CLUSTER_SECRET: 'no-one-publishes-with-this-0123456789abcdef',
         GATEHOUSE_DATA_DIR: join(dir, 'dp'),
         GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,

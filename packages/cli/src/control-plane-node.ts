@@ -65,6 +65,7 @@ export async function startControlPlaneNode(
     proxyListen: settings.role === 'all' ? [listenText(settings.proxyListen)] : [],
     statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, publisher: publisher?.status(), ...opts.statusExtras?.() }),
     middleware: rbac.middleware,
+    adminGuiOrigins: settings.adminGuiOrigins,
     extensions: [rbac.extension, keysExtension(keyring), clusteringExtension(bus), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });

@@ -10,6 +10,7 @@ import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-no
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { runConfigCommand } from './config-command';
 import { createLogger } from './logger';
+import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
 import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
@@ -34,7 +35,10 @@ ${rows}
 }
 
 function clusterSecret(settings: Settings): string {
-  if (settings.clusterSecret) return settings.clusterSecret;
+  if (settings.clusterSecret) {
+    checkClusterSecret(settings.clusterSecret);
+    return settings.clusterSecret;
+  }
   if (settings.role === 'all' && !settings.redisUrl) return randomBytes(32).toString('hex');
   throw new Error('GATEHOUSE_CLUSTER_SECRET is required when snapshots travel through Redis (the same value on every node)');
 }
@@ -93,6 +97,8 @@ async function run(command: string): Promise<void> {
       statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
       extensions: tokens ? [oauth2TokensExtension(tokens)] : [],
     });
+    const exposure = adminExposureWarning(settings);
+    if (exposure) log.warn(exposure);
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   }
   if (role !== 'control_plane') {

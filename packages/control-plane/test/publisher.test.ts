@@ -7,7 +7,7 @@ import { MemoryBus, verifySnapshot } from '@gatehouse/sync';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/testkit';
 import { createAdminApp, openDatabase, SnapshotPublisher, type AdminApp, type Database } from '../src';
 
-const SECRET = 'publisher-test-secret';
+const SECRET = 'publisher-test-secret-0123456789abcdef';
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
 describe('SnapshotPublisher (Postgres)', () => {

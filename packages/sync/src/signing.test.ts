@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import { makeSnapshot } from '../test/support/snapshots';
 import { parseSignedSnapshot, signSnapshot, SnapshotVerificationError, verifySnapshot } from './signing';
 
-const SECRET = 'cluster-secret-for-tests';
+const SECRET = 'cluster-secret-for-tests-0123456789abcdef';
 const sign = (payload: string, secret = SECRET) => createHmac('sha256', secret).update(payload).digest('hex');
 
 describe('snapshot signing', () => {
@@ -32,7 +32,7 @@ describe('snapshot signing', () => {
   });
 
   it('rejects a snapshot signed with another secret', () => {
-    const forged = signSnapshot(makeSnapshot(2), 'someone-elses-secret');
+    const forged = signSnapshot(makeSnapshot(2), 'someone-elses-secret-0123456789abcdef');
     expect(() => verifySnapshot(forged, SECRET)).toThrow(/signature does not match/);
   });
 

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { MemoryBus, RedisBus, signSnapshot, type ConfigBus, type DataPlaneReport } from '../src';
 import { makeSnapshot, waitFor } from './support/snapshots';
 
-const SECRET = 'bus-test-secret';
+const SECRET = 'bus-test-secret-0123456789abcdef-0123';
 const TTL = 600;
 
 interface BusFixture {

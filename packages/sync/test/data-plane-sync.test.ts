@@ -7,7 +7,7 @@ import { DataPlaneSync, MemoryBus, RedisBus, signSnapshot, type ConfigBus, type 
 import { InstrumentedBus } from './support/instrumented-bus';
 import { makeSnapshot, makeUnloadableSnapshot, MemoryLogger, ServingStore, waitFor } from './support/snapshots';
 
-const SECRET = 'dp-sync-test-secret';
+const SECRET = 'dp-sync-test-secret-0123456789abcdef';
 
 interface Topology {
   /** the control plane's handle on the bus */
@@ -165,7 +165,7 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     await publish(1);
     await waitFor('version 1', () => store.currentVersion() === 1);
 
-    await publish(2, 'forged', 'not-the-cluster-secret');
+    await publish(2, 'forged', 'not-the-cluster-secret-0123456789abcdef');
     await waitFor('the rejection to be logged', () => logger.has('error', /rejected/));
     expect(store.currentVersion()).toBe(1);
     expect(sync.status().last_error).toMatch(/signature does not match/);
@@ -287,7 +287,7 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     });
     await first.sync.stop();
     const cached = JSON.parse(readFileSync(cacheFile, 'utf8'));
-    const evil = signSnapshot(makeSnapshot(7, 'evil'), 'attacker');
+    const evil = signSnapshot(makeSnapshot(7, 'evil'), 'attacker-secret-0123456789abcdef-0123');
     writeFileSync(cacheFile, JSON.stringify({ ...evil, signature: cached.signature }));
 
     const second = dataPlane();

@@ -8,7 +8,7 @@ import { DataPlaneSync, RedisBus, redisBusKeys, signSnapshot, type DataPlaneSync
 import { makeSnapshot, MemoryLogger, ServingStore, sleep, waitFor } from './support/snapshots';
 
 // Every test here stops and restarts a redis-server of its own (never the shared one).
-const SECRET = 'fault-test-secret';
+const SECRET = 'fault-test-secret-0123456789abcdef-01';
 const PREFIX = 'gatehouse-faults:';
 
 describe('DataPlaneSync over RedisBus when Redis fails', () => {

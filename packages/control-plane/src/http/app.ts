@@ -13,7 +13,7 @@ import { mountTagRoutes } from '../routes/tags';
 import { EntityService } from '../service/entity-service';
 import { registerDefaultKinds } from '../service/default-kinds';
 import { ConfigStore } from '../store/config-store';
-import { bodyReader } from './body';
+import { ADMIN_BODY_LIMIT, bodyReader } from './body';
 import type { AdminContext } from './context';
 import { cors } from './cors';
 import { errorResponder, notFound, type AdminLogger } from './errors';
@@ -37,8 +37,10 @@ export interface AdminAppDeps {
   proxyListen?: string[];
   /** merged into GET /status (e.g. configuration_hash of the local data plane) */
   statusExtras?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
-  /** largest accepted request body; default 10mb (Kong's admin default) */
+  /** largest accepted request body; default 4 MiB (decision 16) */
   bodyLimit?: string | number;
+  /** origins whose browser pages may call the admin API (GATEHOUSE_ADMIN_GUI_ORIGINS); default none */
+  adminGuiOrigins?: string[];
   /** run after body parsing and before any route (admin authentication, RBAC) */
   middleware?: RequestHandler[];
   /** modules that add entities or routes (keys, RBAC, …); they run after the core routes are mounted */
@@ -86,8 +88,8 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     counters.total_requests++;
     next();
   });
-  app.use(cors(resources));
-  app.use(bodyReader(deps.bodyLimit ?? '10mb', isConfigUpload));
+  app.use(cors(resources, deps.adminGuiOrigins ?? []));
+  app.use(bodyReader(deps.bodyLimit ?? ADMIN_BODY_LIMIT, isConfigUpload));
   for (const middleware of deps.middleware ?? []) app.use(middleware);
   app.use(router);
 

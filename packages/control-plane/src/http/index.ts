@@ -3,3 +3,5 @@ export * from './context';
 export * from './resources';
 export * from './server';
 export * from './errors';
+export * from './cors';
+export * from './private-material';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { coerceInput, Errors, schemaViolation, validateWith } from '@gatehouse/core';
 import type { EntityService, WriteInput } from '../service/entity-service';
+import { checkOverriddenFields } from '../service/overridden-fields';
 import { isUuid } from '../service/references';
 import type { Executor, StoredEntity } from '../store/entity-repository';
 import { apiInputSchema, apis, type ApiInput } from './api-entity';
@@ -101,6 +102,7 @@ export class ApiService {
   }
 
   private async updateIn(trx: Executor, existing: StoredEntity, body: Record<string, unknown>, replace: boolean): Promise<StoredEntity> {
+    checkOverriddenFields(apiInputSchema, body, ['id', 'created_at']);
     const base = replace ? {} : presentApi(existing);
     const api = this.validate({ ...base, ...body, id: existing.id, created_at: existing.created_at });
     const serviceId = (existing.service as { id: string }).id;

@@ -8,7 +8,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Errors, HttpError } from '@gatehouse/core';
 import { ALL_ACTIONS, actionFromMethod, decideEndpoint, decideEntity, decisionPath, type RbacAction } from './decide';
+import { setPrivateAccess } from '../http/private-material';
 import { entityTypeOf, locateEntities } from './entity-locator';
+import { privateAccessOf } from './private-access';
 import { scopeOf, setCaller } from './request-scope';
 import type { Caller, RbacService } from './service';
 import * as store from './store';
@@ -59,6 +61,7 @@ export function rbacEnforcement(options: EnforcementOptions): RequestHandler {
       const caller = await authenticate(req, service, cache, header);
       setCaller(res, caller);
       const scope = scopeOf(res);
+      setPrivateAccess(res, privateAccessOf(req, caller, scope, { endpoint: endpointChecks, entity: entityChecks }));
 
       // GET /workspaces is always readable; its result is filtered to the caller's workspaces (Kong 2024)
       const openRead = action === 'read' && /^\/workspaces\/?$/.test(req.path);

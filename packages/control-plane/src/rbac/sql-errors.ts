@@ -1,4 +1,4 @@
-import { DbError, ErrorCode, Errors, luaTable } from '@gatehouse/core';
+import { DbError, ErrorCode, Errors, luaTable, schemaViolation } from '@gatehouse/core';
 
 /** Postgres/PGlite errors of the RBAC and workspace tables as Kong errors. Unknown errors pass through (500). */
 export function mapRbacSqlError(err: unknown, written: Record<string, unknown> = {}): unknown {
@@ -29,6 +29,8 @@ export function mapRbacSqlError(err: unknown, written: Record<string, unknown> =
         return err;
     }
   }
+  // a value too large for an index entry (1,024 characters of multi-byte text can be): bad input, not a fault
+  if (code === '54000') return schemaViolation({ '@entity': ['a unique field value is too long'] });
   if (code === '23503') {
     if (constraint?.startsWith('rbac_roles_ws_id') || constraint?.startsWith('workspace_entities_ws_id')) {
       return Errors.referencedBy(constraint.startsWith('rbac_roles') ? 'rbac_roles' : 'workspace_entities', 'workspaces');

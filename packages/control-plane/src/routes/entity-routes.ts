@@ -1,9 +1,14 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Errors } from '@gatehouse/core';
 import { param, sendList, writeInput, type AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
-import type { Scope } from '../service/entity-service';
+import { shownTo } from '../http/private-material';
+import type { ListResult, Scope } from '../service/entity-service';
 import { parseListQuery } from '../service/paging';
+
+function shownListTo(res: Response, kind: EntityKind, result: ListResult): ListResult {
+  return { ...result, data: result.data.map((entity) => shownTo(res, kind, entity)) };
+}
 
 /**
  * Kong's generated endpoints for one entity:
@@ -30,21 +35,21 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
   resources.add(base, {
     get: async (req, res) => {
       const q = parseListQuery(req.query);
-      sendList(req, res, q, await entities.list(kind, q, undefined, filtersOf(req)));
+      sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, undefined, filtersOf(req))));
     },
     post: async (req, res) => {
-      res.status(201).json(await entities.create(kind, writeInput(req, res)));
+      res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res))));
     },
   });
   resources.add(`${base}/:ref`, {
     get: async (req, res) => {
-      res.json(await entities.get(kind, param(req, 'ref')));
+      res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'))));
     },
     put: async (req, res) => {
-      res.json(await entities.upsert(kind, param(req, 'ref'), writeInput(req, res)));
+      res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res))));
     },
     patch: async (req, res) => {
-      res.json(await entities.patch(kind, param(req, 'ref'), writeInput(req, res)));
+      res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res))));
     },
     delete: async (req, res) => {
       await entities.remove(kind, param(req, 'ref'));
@@ -65,21 +70,21 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
     resources.add(nested, {
       get: async (req, res) => {
         const q = parseListQuery(req.query);
-        sendList(req, res, q, await entities.list(kind, q, await scopeOf(req)));
+        sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, await scopeOf(req))));
       },
       post: async (req, res) => {
-        res.status(201).json(await entities.create(kind, writeInput(req, res), await scopeOf(req)));
+        res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), await scopeOf(req))));
       },
     });
     resources.add(`${nested}/:ref`, {
       get: async (req, res) => {
-        res.json(await entities.get(kind, param(req, 'ref'), await scopeOf(req)));
+        res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'), await scopeOf(req))));
       },
       put: async (req, res) => {
-        res.json(await entities.upsert(kind, param(req, 'ref'), writeInput(req, res), await scopeOf(req)));
+        res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res), await scopeOf(req))));
       },
       patch: async (req, res) => {
-        res.json(await entities.patch(kind, param(req, 'ref'), writeInput(req, res), await scopeOf(req)));
+        res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res), await scopeOf(req))));
       },
       delete: async (req, res) => {
         if (!(await entities.remove(kind, param(req, 'ref'), await scopeOf(req)))) throw Errors.notFound();
@@ -91,7 +96,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
         const child = await entities.find(kind, param(req, 'ref'));
         const ref = child?.[fk.field] as { id?: string } | null | undefined;
         if (!ref?.id) throw Errors.notFound();
-        res.json(await entities.get(parent, ref.id));
+        res.json(shownTo(res, parent, await entities.get(parent, ref.id)));
       },
     });
   }

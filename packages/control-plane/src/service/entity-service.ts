@@ -7,6 +7,7 @@ import type { EntityKind, WriteContext } from './entity-kind';
 import { mergeBySchema, orderBySchema } from './merge';
 import type { ListQuery } from './paging';
 import { encodeOffset } from './paging';
+import { checkOverriddenFields, GENERATED_FIELDS } from './overridden-fields';
 import { foreignKeysUnresolved, invalidPrimaryKey, isUuid } from './references';
 
 /** Restricts an operation to entities that reference one parent, e.g. `{ field: 'consumer', id }`. */
@@ -28,6 +29,7 @@ export interface ListResult {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
 
 function inScope(entity: StoredEntity, scope?: Scope): boolean {
   if (!scope) return true;
@@ -150,6 +152,8 @@ export class EntityService {
     const body = await this.readInput(trx, kind, input, existing);
     if (scope) body[scope.field] = { id: scope.id };
     const schema = this.schemaFor(kind, { ...existing, ...body });
+    // the generated fields keep their stored values, but what the request sends for them must still be valid
+    checkOverriddenFields(schema, body, GENERATED_FIELDS);
     const candidate = mergeBySchema(schema, existing, body);
     candidate.id = existing.id;
     candidate.created_at = existing.created_at;
@@ -166,6 +170,8 @@ export class EntityService {
     const existing = byId ? await repo.findById(trx, ref) : await repo.findByField(trx, kind.def.endpointKey!, ref);
     if (existing && !inScope(existing, scope)) throw Errors.notFound();
     const body = await this.readInput(trx, kind, input, null);
+    // the URL (id or endpoint key) and the stored row win over these, but what the body says of them must be valid
+    checkOverriddenFields(this.schemaFor(kind, body), body, kind.def.endpointKey ? [...GENERATED_FIELDS, kind.def.endpointKey] : GENERATED_FIELDS);
     if (scope) body[scope.field] = { id: scope.id };
     // the URL names the entity: its id or endpoint key wins over the body
     if (byId) body.id = ref;

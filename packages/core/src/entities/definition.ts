@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { FieldErrors } from '../errors';
+import type { PrivateField } from './private-fields';
 
 /** A reference from one entity to another, stored as `{id}` (Kong's foreign field). */
 export interface ForeignKey {
@@ -38,6 +39,8 @@ export interface EntityDefinition<S extends z.ZodObject = z.ZodObject> {
   hasTtl?: boolean;
   /** whether the entity carries `updated_at` */
   updatedAt: boolean;
+  /** fields holding private material, served only to callers that may write the entity (decision 18) */
+  privateFields?: readonly PrivateField[];
 }
 
 export function defineEntity<S extends z.ZodObject>(def: EntityDefinition<S>): EntityDefinition<S> {

@@ -6,3 +6,4 @@ export * from './routes';
 export * from './plugins';
 export * from './key-sets';
 export * from './keys';
+export * from './private-fields';

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import type { FieldErrors } from '../errors';
+import { LONG_TEXT_MAX } from '../schema/input-bounds';
 import { defineEntity } from './definition';
+import { JWK_PRIVATE_MEMBERS } from './private-fields';
 import { baseFieldsWithUpdate, nullableForeign, tags } from './fields';
 
-const pemText = () => z.string().min(1).nullable().default(null);
+const pemText = () => z.string().min(1).max(LONG_TEXT_MAX).nullable().default(null);
 
 export const keyPemSchema = z
   .object({
@@ -19,7 +21,7 @@ export const keySchema = z
     name: z.string().min(1).nullable().default(null),
     kid: z.string().min(1),
     /** the JWK as a JSON string, as Kong stores it */
-    jwk: z.string().min(1).nullable().default(null),
+    jwk: z.string().min(1).max(LONG_TEXT_MAX).nullable().default(null),
     pem: keyPemSchema.nullable().default(null),
     tags: tags(),
   })
@@ -48,4 +50,5 @@ export const keys = defineEntity({
   foreignKeys: [{ field: 'set', entity: 'key_sets', onDelete: 'cascade', required: false }],
   updatedAt: true,
   check: checkKeyFormat,
+  privateFields: [{ path: 'jwk', jwkMembers: JWK_PRIVATE_MEMBERS }, { path: 'pem.private_key' }],
 });

@@ -77,6 +77,21 @@ describe('decodeFormPairs (Kong form decoding)', () => {
     expect(decodeFormPairs([[key, 'x']])).toEqual({ [key]: 'x' });
   });
 
+  it('refuses array indexes outside 1…1000, naming the field', () => {
+    for (const key of ['paths[-1]', 'paths[0]', 'paths[1001]', 'config.key_names[99999999999999999999]']) {
+      expect(() => decodeFormPairs([[key, '/x']])).toThrow(expect.objectContaining({ status: 400 }));
+    }
+    expect(() => decodeFormPairs([['config.key_names[0]', 'x']])).toThrow(
+      expect.objectContaining({ fields: { config: { key_names: 'invalid array index 0: expected 1 to 1000' } } }),
+    );
+  });
+
+  it('refuses arrays that mix indexed and unindexed elements, or repeat an index', () => {
+    expect(() => decodeFormPairs([['tags[1]', 'a'], ['tags', 'b']])).toThrow(expect.objectContaining({ status: 400, fields: { tags: 'invalid array: mixes indexed and unindexed elements' } }));
+    expect(() => decodeFormPairs([['tags[1]', 'a'], ['tags[]', 'b']])).toThrow(expect.objectContaining({ status: 400 }));
+    expect(() => decodeFormPairs([['paths[1]', '/a'], ['paths[1]', '/b']])).toThrow(expect.objectContaining({ fields: { paths: 'invalid array: gives an index twice' } }));
+  });
+
   it('returns an empty object for no pairs', () => {
     expect(decodeFormPairs([])).toEqual({});
   });

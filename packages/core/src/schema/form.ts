@@ -1,3 +1,6 @@
+import { schemaViolation } from '../errors';
+import { findingsToFields, MAX_ARRAY_ITEMS } from './input-bounds';
+
 /**
  * Kong's decoding of form fields (x-www-form-urlencoded, multipart fields) into a nested value:
  *   config.anonymous=x            → {config: {anonymous: 'x'}}       (dots nest)
@@ -8,8 +11,9 @@
  *   headers[x-v]=1                → {headers: {'x-v': '1'}}           (non-numeric brackets build maps)
  *   sources[1].ip=a&sources[1].port=1 → {sources: [{ip: 'a', port: '1'}]}
  * Values stay strings; `coerceInput` gives them their types from the schema. A single value stays a single value
- * here (the schema decides whether it becomes a one-element array). Indexed entries come first, by index, followed
- * by `[]` and repeated entries in arrival order. Keys that start or end with a dot are taken literally, as Kong does,
+ * here (the schema decides whether it becomes a one-element array). An array is given either by index (ordered by
+ * index) or by `[]` and repeated keys (in arrival order); mixing the two, or giving an index twice, is a schema
+ * violation, as is an index below 1 or above MAX_ARRAY_ITEMS. Keys that start or end with a dot are taken literally, as Kong does,
  * and so is a key with an unclosed bracket or an empty dotted segment. When two keys disagree on the shape of a field
  * (`a=1` and `a.b=2`), the shape that came first is kept. A key nested deeper than MAX_DEPTH is taken literally, so
  * a hostile key cannot exhaust the stack.
@@ -40,7 +44,7 @@ export function decodeFormPairs(pairs: Array<[string, string]>): Record<string, 
   for (const [rawKey, value] of pairs) {
     root = put(root, parseKey(rawKey), value);
   }
-  return finish(root) as Record<string, unknown>;
+  return finish(root, []) as Record<string, unknown>;
 }
 
 /** Splits `a.b[1][x].c` into segments; the first segment is always a key. */
@@ -65,13 +69,22 @@ function parseKey(rawKey: string): Segment[] {
       if (close < 0) return literal;
       const inner = key.slice(i + 1, close);
       if (inner === '') segments.push({ kind: 'append' });
-      else if (/^-?\d+$/.test(inner)) segments.push({ kind: 'index', index: Number(inner) });
+      else if (/^-?\d+$/.test(inner)) segments.push({ kind: 'index', index: arrayIndex(inner, key.slice(0, i)) });
       else segments.push({ kind: 'key', key: inner });
       i = close + 1;
     }
     if (segments.length > MAX_DEPTH) return literal;
   }
   return segments;
+}
+
+/** Kong's arrays count from 1; an index outside 1…MAX_ARRAY_ITEMS is refused with the field named. */
+function arrayIndex(text: string, field: string): number {
+  const index = Number(text);
+  if (!Number.isSafeInteger(index) || index < 1 || index > MAX_ARRAY_ITEMS) {
+    throw schemaViolation(findingsToFields([{ path: field.split('.'), message: `invalid array index ${text}: expected 1 to ${MAX_ARRAY_ITEMS}` }]));
+  }
+  return index;
 }
 
 /** Puts `value` at `segments` below `slot` and returns what the slot holds afterwards. */
@@ -113,13 +126,20 @@ function put(slot: Node | undefined, segments: Segment[], value: string): Node {
   return arr;
 }
 
-function finish(node: Node): unknown {
+function finish(node: Node, path: string[]): unknown {
   if (typeof node === 'string') return node;
   if (node instanceof ObjectNode) {
     // fromEntries defines own properties, so a `__proto__` field stays a plain field
-    return Object.fromEntries([...node.entries].map(([key, child]) => [key, finish(child)]));
+    return Object.fromEntries([...node.entries].map(([key, child]) => [key, finish(child, [...path, key])]));
   }
   const indexed = node.items.filter((item) => item.index !== null).sort((a, b) => (a.index as number) - (b.index as number));
   const appended = node.items.filter((item) => item.index === null);
-  return [...indexed, ...appended].map((item) => finish(item.node));
+  // `a[1]=x&a=y` or `a[1]=x&a[1]=y`: which element is meant cannot be told
+  if (indexed.length > 0 && appended.length > 0) throw ambiguousArray(path, 'mixes indexed and unindexed elements');
+  if (indexed.some((item, i) => i > 0 && item.index === indexed[i - 1]!.index)) throw ambiguousArray(path, 'gives an index twice');
+  return [...indexed, ...appended].map((item) => finish(item.node, path));
+}
+
+function ambiguousArray(path: string[], problem: string) {
+  return schemaViolation(findingsToFields([{ path: path.length ? path : ['@entity'], message: `invalid array: ${problem}` }]));
 }

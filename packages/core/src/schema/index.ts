@@ -13,3 +13,13 @@ export {
   type KongPluginSchemaOptions,
 } from './kong-schema';
 export { openApiDocument, type OpenApiDocument, type OpenApiEntity, type OpenApiPlugin, type OpenApiInput } from './openapi';
+export {
+  structuralViolations,
+  boundViolations,
+  findingsToFields,
+  MAX_STRING_LENGTH,
+  LONG_TEXT_MAX,
+  MAX_ARRAY_ITEMS,
+  MAX_NESTING,
+  type Finding,
+} from './input-bounds';

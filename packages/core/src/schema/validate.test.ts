@@ -188,10 +188,10 @@ describe('validateWith: messages', () => {
     expect(fieldsOf(consumerSchema, 'x')).toEqual({ '@entity': ['expected a record'] });
   });
 
-  it('an unknown field named __proto__ is reported, not swallowed', () => {
+  it('a field named __proto__ is refused by name, not swallowed (decision 16)', () => {
     const fields = fieldsOf(consumerSchema, JSON.parse('{"username":"u","__proto__":{"x":1}}'));
     expect(Object.keys(fields)).toEqual(['__proto__']);
-    expect(schemaViolation(fields).message).toBe('schema violation (__proto__: unknown field)');
+    expect(schemaViolation(fields).message).toBe('schema violation (__proto__: field name not allowed)');
   });
 
   it('returns the parsed value with defaults filled', () => {

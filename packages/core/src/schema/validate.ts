@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { flattenFieldErrors, schemaViolation, type FieldErrors } from '../errors';
+import { boundViolations, structuralViolations } from './input-bounds';
 import { choicesOf, defOf, isInteger, isOpenRecord, numberBounds, schemaAt, unwrap, type AnySchema } from './walk';
 
 /**
@@ -22,6 +23,9 @@ export type CheckResult<T> = { ok: true; value: T } | { ok: false; fields: Field
 
 /** Parses `input`; on failure returns Kong's per-field errors instead of throwing. */
 export function checkWith<S extends z.ZodType>(schema: S, input: unknown): CheckResult<z.output<S>> {
+  // input bounds first (decision 16): a hostile value is refused before any check looks into it
+  const bounds = structuralViolations(input) ?? boundViolations(schema, input);
+  if (bounds) return { ok: false, fields: bounds };
   const result = schema.safeParse(input, { error: kongErrorMap(schema) });
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, fields: fieldErrorsFromIssues(schema, result.error.issues) };

@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { z, baseFields, foreignRef, tags } from '@gatehouse/core';
+import { z, baseFields, foreignRef, tags, LONG_TEXT_MAX } from '@gatehouse/core';
 import type { CredentialEntity } from '../contract';
 import { randomCredentialString } from '../key-auth/entities';
 
@@ -32,7 +32,7 @@ export const jwtSecretSchema = z
     consumer: foreignRef(),
     key: z.string().min(1).nullable().optional(),
     secret: z.string().min(1).nullable().optional(),
-    rsa_public_key: z.string().nullable().default(null),
+    rsa_public_key: z.string().max(LONG_TEXT_MAX).nullable().default(null),
     algorithm: z.enum(JWT_ALGORITHMS).default('HS256'),
     tags: tags(),
   })

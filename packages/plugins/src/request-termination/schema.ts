@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LONG_TEXT_MAX } from '@gatehouse/core';
 
 const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -7,7 +8,7 @@ export const requestTerminationConfigSchema = z
     status_code: z.number().int().min(100, 'value should be between 100 and 599').max(599, 'value should be between 100 and 599').default(503),
     message: z.string().nullable().default(null),
     content_type: z.string().nullable().default(null),
-    body: z.string().nullable().default(null),
+    body: z.string().max(LONG_TEXT_MAX).nullable().default(null),
     echo: z.boolean().default(false),
     trigger: z
       .string()
