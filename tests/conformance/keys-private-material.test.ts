@@ -167,6 +167,20 @@ describe('with RBAC on (endpoint permissions)', () => {
     }
   });
 
+  it('GET /config: the read-only role gets the document without private members, super-admin with them', async () => {
+    const reader = await as('reader-token-0123456789').get('/config');
+    expect(reader.status).toBe(200);
+    const text = JSON.stringify(reader.body);
+    expect(text).not.toContain(String(rsa.jwk.d));
+    expect(text).not.toContain('PRIVATE KEY');
+    const readerKeys = reader.body.keys as Array<{ name: string; jwk?: string; pem?: Record<string, unknown> }>;
+    for (const key of readerKeys) expectRedacted({ name: key.name, jwk: key.jwk ?? null, pem: key.pem ?? null });
+    const root = await as('root-token-0123456789').get('/config');
+    for (const key of root.body.keys as Array<{ name: string; jwk?: string; pem?: Record<string, unknown> }>) {
+      expectComplete({ name: key.name, jwk: key.jwk ?? null, pem: key.pem ?? null });
+    }
+  });
+
   it('a role that may update keys sees them there; the same role reads key sets without that right', async () => {
     expectComplete((await keysAt('rotator-token-0123456789', '/keys/rsa-jwk'))[0]!);
     expectComplete((await keysAt('rotator-token-0123456789', '/keys/rsa-pem'))[0]!);

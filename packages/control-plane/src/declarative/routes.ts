@@ -3,6 +3,7 @@ import { stringify as toYaml } from 'yaml';
 import { Errors, HttpError } from '@gatehouse/core';
 import type { AdminContext } from '../http/context';
 import { mediaType } from '../http/body';
+import { shownTo } from '../http/private-material';
 import { applyDocument, diffDocument, validateDocument } from './apply';
 import { flattenDocument, parseDocumentText } from './document';
 import { DeclarativeError } from './errors';
@@ -89,7 +90,8 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
   };
   resources.add('/config', {
     get: async (req, res) => {
-      const { document } = await exportDocument(entities, { selectTags: listParam(req, 'select_tags') });
+      // private material only to callers that may write it (decision 18): here, those that may POST /config
+      const { document } = await exportDocument(entities, { selectTags: listParam(req, 'select_tags'), redact: (kind, e) => shownTo(res, kind, e) });
       send(req, res, 200, document);
     },
     post: async (req, res) => {
