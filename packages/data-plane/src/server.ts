@@ -13,7 +13,8 @@ import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, type FixedResponse } from './proxy/responses';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
-import { buildUpstreamRequest } from './proxy/upstream-request';
+import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
+import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -136,7 +137,22 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       applyResponseHeaders(res, ex);
       return sendFixed(res, ProxyErrors.noService);
     }
-    forwarder.forward(req, res, buildUpstreamRequest(ex, target));
+    forwarder.forward(req, res, buildUpstreamRequest(ex, target, false, ex.responseSteps === null ? null : responseHooksOf(ex)));
+  }
+
+  /** The response hooks of the plugins that ran on the exchange, in order; a failing hook is logged and skipped. */
+  function responseHooksOf(ex: Exchange): ResponseInterceptor {
+    return (response: UpstreamResponse) => {
+      for (const step of ex.responseSteps!) {
+        ex.index = step.index;
+        ex.pluginId = step.instance.id;
+        try {
+          step.plugin.response!(ex, step.instance.config, response);
+        } catch (err) {
+          log.error('plugin response hook failed', { plugin_id: step.instance.id, plugin: step.instance.name, error: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    };
   }
 
   function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {

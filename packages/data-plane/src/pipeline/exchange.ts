@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Consumer, Route, Service } from '@gatehouse/core';
-import type { CredentialRef, PluginRequest, PluginRuntime, ResponseChanges, UpstreamChanges } from '@gatehouse/plugins';
+import { maxBufferedBody, requestTooLarge, type CredentialRef, type PluginRequest, type PluginRuntime, type ResponseChanges, type UpstreamChanges } from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
-import type { ChainState } from './run-chain';
+import type { ChainState, ResponseStep } from './run-chain';
 
 /**
  * One proxied request: what plugins read (the request), what they change (the upstream request) and what
@@ -37,8 +38,18 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
-  setHeaders: Map<string, string> | null = null;
+  setHeaders: Map<string, string | readonly string[]> | null = null;
   removedQueryArgs: string[] | null = null;
+  /** the forwarded query once a plugin asked to edit it; it then replaces the client's */
+  editedQuery: URLSearchParams | null = null;
+  /** method and path for the upstream when a plugin changed them */
+  upstreamMethod: string | null = null;
+  upstreamPathOverride: string | null = null;
+  /** the client's body behind the wrappers plugins added (pipeBody); null = the client's stream itself */
+  bodySource: Readable | null = null;
+  /** plugin configurations with a response hook that ran on this request, in order */
+  responseSteps: ResponseStep[] | null = null;
+  private localValues: Map<string, unknown> | null = null;
   /** the body as read by a plugin, or as a plugin replaced it; null = stream the client's body */
   body: Buffer | null = null;
   bodyReplaced = false;
@@ -89,6 +100,10 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     });
   }
 
+  get locals(): Map<string, unknown> {
+    return (this.localValues ??= new Map());
+  }
+
   get rawHeaders(): readonly string[] {
     return this.incoming.rawHeaders;
   }
@@ -97,27 +112,66 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
   }
 
+  /** Buffers the body (through the plugins' wrappers), up to the buffered-body limit: past it, 413. */
   readBody(): Promise<Buffer> {
     if (this.bodyRead) return this.bodyRead;
+    const limit = maxBufferedBody(this.runtime);
     this.bodyRead = new Promise<Buffer>((resolve, reject) => {
       const chunks: Buffer[] = [];
-      const incoming = this.incoming;
-      if (incoming.readableEnded) return resolve(Buffer.alloc(0));
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.once('end', () => {
+      const source = this.bodySource ?? this.incoming;
+      if (this.bodySource === null && this.incoming.readableEnded) return resolve(Buffer.alloc(0));
+      let size = 0;
+      source.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limit) {
+          source.pause();
+          return reject(requestTooLarge());
+        }
+        chunks.push(chunk);
+      });
+      source.once('end', () => {
         const buffered = Buffer.concat(chunks);
         if (!this.bodyReplaced) this.body = buffered;
         resolve(buffered);
       });
-      incoming.once('error', reject);
+      source.once('error', reject);
     });
     return this.bodyRead;
   }
 
-  setHeader(name: string, value: string): void {
+  pipeBody(wrap: (body: Readable) => Readable): void {
+    if (this.bodyRead !== null) return;
+    this.bodySource = wrap(this.bodySource ?? this.incoming);
+  }
+
+  setMethod(method: string): void {
+    this.upstreamMethod = method;
+  }
+
+  setPath(path: string): void {
+    this.upstreamPathOverride = path;
+  }
+
+  forwardedHeader(name: string): string | readonly string[] | undefined {
+    const lower = name.toLowerCase();
+    const set = this.setHeaders?.get(lower);
+    if (set !== undefined) return set;
+    if (this.removedHeaders?.has(lower)) return undefined;
+    return this.headers[lower];
+  }
+
+  forwardedQuery(): URLSearchParams {
+    return (this.editedQuery ??= new URLSearchParams(this.upstreamQuery()));
+  }
+
+  setHeader(name: string, value: string | readonly string[]): void {
     const lower = name.toLowerCase();
     this.removedHeaders?.delete(lower);
     (this.setHeaders ??= new Map()).set(lower, value);
+  }
+
+  setHeaderValues(name: string, values: readonly string[]): void {
+    this.setHeader(name, values.length === 1 ? values[0]! : values);
   }
 
   removeHeader(name: string): void {
@@ -127,7 +181,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   }
 
   removeQueryArg(name: string): void {
-    (this.removedQueryArgs ??= []).push(name);
+    if (this.editedQuery !== null) this.editedQuery.delete(name);
+    else (this.removedQueryArgs ??= []).push(name);
   }
 
   setBody(body: Buffer, contentType?: string): void {
@@ -138,6 +193,7 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   /** The query string forwarded upstream: the client's, minus the arguments plugins removed, order kept. */
   upstreamQuery(): string {
+    if (this.editedQuery !== null) return this.editedQuery.toString();
     const removed = this.removedQueryArgs;
     if (removed === null || this.rawQuery === '') return this.rawQuery;
     return this.rawQuery
