@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
+import { benchTrafficPlugins } from './traffic-plugins';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -50,11 +51,15 @@ async function main(): Promise<void> {
   } finally {
     await upstream.stop();
   }
-  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0]!;
-  console.log('');
-  printTable(rows, baseline);
-  const direct = rows.find((r) => r.name.startsWith('(a)'));
-  if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0];
+  if (baseline) {
+    console.log('');
+    printTable(rows, baseline);
+    const direct = rows.find((r) => r.name.startsWith('(a)'));
+    if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+  }
+
+  if (!only || only.includes('traffic')) await benchTrafficPlugins({ connections, seconds, apiKey: API_KEY });
 
   if (!only || only.includes('propagation')) {
     const propagationUpstream = await startScript(here('servers/upstream.ts'));

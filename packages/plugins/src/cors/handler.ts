@@ -56,7 +56,7 @@ function header(ctx: PluginContext, name: string): string | undefined {
 }
 
 function originAllowed(plan: CorsPlan, origin: string): boolean {
-  if (plan.exact.has(normalizeOrigin(origin))) return true;
+  if (plan.exact.has(origin) || (plan.exact.size > 0 && plan.exact.has(normalizeOrigin(origin)))) return true;
   for (const pattern of plan.patterns) if (pattern.test(origin)) return true;
   return false;
 }

@@ -19,24 +19,42 @@ const plansOf = perConfig((config: RequestTransformerConfig): RequestPlans => {
   };
 });
 
-/** Upstream headers as operation fields: read through earlier plugins' changes, written back only where touched. */
-function transformHeaders(ctx: PluginContext, plan: TransformPlan): void {
-  const upstream = ctx.upstream;
-  const touched = new Map<string, string[] | null>();
-  const read = (name: string): string[] | undefined => {
-    if (touched.has(name)) return touched.get(name) ?? undefined;
-    const value = upstream.forwardedHeader ? upstream.forwardedHeader(name) : ctx.req.headers[name];
+/**
+ * Upstream headers as operation fields: read through earlier plugins' changes, written back only where touched. A
+ * class, so a request allocates one object and no closures.
+ */
+class UpstreamHeaderFields implements Fields<string[]> {
+  readonly touched = new Map<string, string[] | null>();
+
+  constructor(private readonly ctx: PluginContext) {}
+
+  get(name: string): string[] | undefined {
+    const touched = this.touched.get(name);
+    if (touched !== undefined) return touched ?? undefined;
+    const upstream = this.ctx.upstream;
+    const value = upstream.forwardedHeader ? upstream.forwardedHeader(name) : this.ctx.req.headers[name];
     if (value === undefined) return undefined;
     return typeof value === 'string' ? [value] : [...value];
-  };
-  const fields: Fields<string[]> = {
-    has: (name) => read(name) !== undefined,
-    get: read,
-    set: (name, values) => void touched.set(name, values),
-    delete: (name) => void touched.set(name, null),
-  };
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  set(name: string, values: string[]): void {
+    this.touched.set(name, values);
+  }
+
+  delete(name: string): void {
+    this.touched.set(name, null);
+  }
+}
+
+function transformHeaders(ctx: PluginContext, plan: TransformPlan): void {
+  const fields = new UpstreamHeaderFields(ctx);
   applyPlan(plan, fields, asList, appendToList);
-  for (const [name, values] of touched) {
+  const upstream = ctx.upstream;
+  for (const [name, values] of fields.touched) {
     if (values === null) upstream.removeHeader(name);
     else if (values.length === 1 || upstream.setHeaderValues === undefined) upstream.setHeader(name, values.join(', '));
     else upstream.setHeaderValues(name, values);
