@@ -103,7 +103,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const { holder } = options;
   const log = options.log ?? defaultLogger;
   const runtime = options.runtime ?? {};
-  const forwarder = makeForwarder(options.forwarder, options.undici);
+  const forwarder = makeForwarder(options.forwarder, { maxBufferedBody: runtime.maxBufferedBody, ...options.undici });
   const upgrades = new UpgradeRelay();
   const scheme = options.tls ? 'https' : 'http';
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
