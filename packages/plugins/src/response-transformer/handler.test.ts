@@ -45,6 +45,16 @@ describe('response-transformer', () => {
     expect(run({ add: { json: ['a:1'] } }, { 'content-type': 'application/json' }, '[1]').body).toBe('[1]');
   });
 
+  it('responses without a body are not held back: HEAD, 204, 304', () => {
+    for (const [method, status] of [['HEAD', 200], ['GET', 204], ['GET', 304]] as const) {
+      const response = fakeResponse(status, { 'content-type': 'application/json', 'content-length': '42' });
+      let heldBack = false;
+      response.transformBody = () => void (heldBack = true);
+      responseTransformerResponse(fakeContext({ method }).ctx, responseTransformerConfigSchema.parse({ add: { json: ['a:1'] } }), response);
+      expect([method, status, heldBack, response.headers['content-length']]).toEqual([method, status, false, '42']);
+    }
+  });
+
   it('typed values', () => {
     expect([typedValue('true', 'boolean'), typedValue('no', 'boolean'), typedValue('1.5', 'number'), typedValue('x', 'number'), typedValue('1', 'string'), typedValue('1', undefined)]).toEqual([true, false, 1.5, 'x', '1', '1']);
   });

@@ -79,11 +79,12 @@ function transformJson(body: Buffer, plan: TransformPlan, types: Map<string, Jso
  * then, for JSON responses with a JSON operation configured, the body's top-level members the same way. Other
  * responses stream untouched.
  */
-export function responseTransformerResponse(_ctx: PluginContext, config: ResponseTransformerConfig, res: UpstreamResponse): void {
+export function responseTransformerResponse(ctx: PluginContext, config: ResponseTransformerConfig, res: UpstreamResponse): void {
   const plans = plansOf(config);
   if (plans.headers !== null) applyPlan(plans.headers, headerFields(res.headers), asList, appendToList);
   const json = plans.json;
-  if (json === null) return;
+  // responses without a body (HEAD, 204, 304) keep their headers as sent, Content-Length included
+  if (json === null || ctx.req.method === 'HEAD' || res.status === 204 || res.status === 304) return;
   const contentType = res.headers['content-type'];
   if (!isJsonType(typeof contentType === 'string' ? contentType : contentType?.[0])) return;
   res.transformBody((body) => transformJson(body, json, plans.types));
