@@ -62,6 +62,7 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
     await cachedRoute('pc-cc', { strategy: 'memory', cache_control: true }, [{ name: 'response-transformer', config: { add: { headers: ['cache-control:max-age=60'] } } }]);
     await cachedRoute('pc-cc-none', { strategy: 'memory', cache_control: true });
     await cachedRoute('pc-auth', { strategy: 'redis' }, [{ name: 'key-auth' }]);
+    await cachedRoute('pc-cors', { strategy: 'memory' }, [{ name: 'cors', config: { origins: ['http://one.example', 'http://two.example'] } }]);
     await cachedRoute('pc-headers', { strategy: 'memory', response_headers: { age: false, 'X-Cache-Status': false, 'X-Cache-Key': false } });
     for (const username of ['alice', 'bob']) {
       consumerIds[username] = (await created('/consumers', { username })).id;
@@ -166,6 +167,15 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
     const again = await proxied(via(1, '/pc-auth/me'), { headers: { apikey: 'alice-key' } });
     expect(status(again)).toBe('Hit');
     expect(again.body.headers['x-consumer-username']).toBe('alice');
+  });
+
+  it("a hit carries this request's plugin headers (cors), not those of the request that filled the cache", async () => {
+    const first = await proxied(via(0, '/pc-cors/o'), { headers: { origin: 'http://one.example' } });
+    expect([status(first), first.headers.get('access-control-allow-origin')]).toEqual(['Miss', 'http://one.example']);
+    const second = await proxied(via(0, '/pc-cors/o'), { headers: { origin: 'http://two.example' } });
+    expect([status(second), second.headers.get('access-control-allow-origin')]).toEqual(['Hit', 'http://two.example']);
+    const stranger = await proxied(via(0, '/pc-cors/o'), { headers: { origin: 'http://three.example' } });
+    expect([status(stranger), stranger.headers.get('access-control-allow-origin')]).toEqual(['Hit', null]);
   });
 
   it('response_headers can hide Age, X-Cache-Status and X-Cache-Key', async () => {

@@ -112,6 +112,14 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
     ]);
     await routeWith('resp-headers', [{ name: 'response-transformer', config: { add: { headers: ['x-only:headers'] } } }]);
 
+    // Kong's order: cors 2000, key-auth 1250, ip-restriction 990, request-size-limiting 951
+    await routeWith('ordered', [
+      { name: 'cors', config: { origins: ['http://a.example'] } },
+      { name: 'key-auth' },
+      { name: 'ip-restriction', config: { deny: ['203.0.113.0/24'] } },
+      { name: 'request-size-limiting', config: { allowed_payload_size: 4, size_unit: 'bytes' } },
+    ]);
+
     // consumer scope: ip-restriction may be scoped to a consumer (it runs after authentication), cors may not
     for (const username of ['alice', 'bob']) ids[username] = (await created('/consumers', { username })).id;
     await created('/consumers/alice/key-auth', { key: 'alice-key' });
@@ -363,6 +371,23 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(JSON.stringify(res.body))));
       expect(res.body.path).toBe('/q');
     });
+  });
+
+  it("plugins run in Kong's priority order with authentication: cors, key-auth, ip-restriction, request-size-limiting", async () => {
+    const denied = { 'x-forwarded-for': '203.0.113.5' };
+    // a preflight from a denied address is answered by cors before anything else runs
+    const preflight = await proxied(url('/ordered'), { method: 'OPTIONS', headers: { ...denied, origin: 'http://a.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(200);
+    // no key: key-auth answers before ip-restriction and the size limit
+    const noKey = await proxied(url('/ordered'), { method: 'POST', headers: denied, body: 'too large' });
+    expect([noKey.status, noKey.body]).toEqual([403, { message: 'No API key found in headers or querystring' }]);
+    // a key from a denied address: ip-restriction before the size limit
+    const deniedWithKey = await proxied(url('/ordered'), { method: 'POST', headers: { ...denied, apikey: 'bob-key' }, body: 'too large' });
+    expect([deniedWithKey.status, deniedWithKey.body]).toEqual([403, { message: 'IP address not allowed' }]);
+    const big = await proxied(url('/ordered'), { method: 'POST', headers: { apikey: 'bob-key' }, body: 'too large' });
+    expect([big.status, big.body]).toEqual([413, TOO_LARGE]);
+    const ok = await proxied(url('/ordered'), { method: 'POST', headers: { apikey: 'bob-key', origin: 'http://a.example' }, body: 'ok' });
+    expect([ok.status, ok.body.headers['x-consumer-username'], ok.headers.get('access-control-allow-origin')]).toEqual([200, 'bob', 'http://a.example']);
   });
 
   it('Kong Manager forms: /schemas/plugins/{name} describes each plugin', async () => {

@@ -91,6 +91,11 @@ export interface UpstreamResponse {
   /** lower-case names; repeated headers as arrays; hooks edit it in place */
   readonly headers: Record<string, string | string[]>;
   /**
+   * names of the headers in `headers` that plugins set for this request's client response (`ctx.response`), not the
+   * upstream; a cache stores the upstream's own headers and lets the next request's plugins set theirs again
+   */
+  readonly setByPlugins?: ReadonlySet<string>;
+  /**
    * asks for the whole body before anything is sent; `transform` returns the body to send instead. The body is
    * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged.
    */

@@ -9,6 +9,7 @@ import { HOP_BY_HOP_RESPONSE } from './forwarder';
  */
 export class InterceptedResponse implements UpstreamResponse {
   readonly headers: Record<string, string | string[]> = {};
+  readonly setByPlugins: ReadonlySet<string> | undefined;
   transforms: Array<(body: Buffer) => Buffer> | null = null;
   captures: Array<(body: Buffer) => void> | null = null;
 
@@ -26,6 +27,7 @@ export class InterceptedResponse implements UpstreamResponse {
       headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
     }
     if (extra !== null) for (const [name, value] of extra) headers[name] = value;
+    this.setByPlugins = extra !== null ? new Set(extra.keys()) : undefined;
   }
 
   transformBody(transform: (body: Buffer) => Buffer): void {

@@ -178,7 +178,8 @@ export function proxyCacheResponse(ctx: PluginContext, config: ProxyCacheConfig,
     return;
   }
   const headers: Record<string, string | string[]> = {};
-  for (const name in res.headers) if (!NOT_STORED.has(name)) headers[name] = res.headers[name]!;
+  const fromPlugins = res.setByPlugins;
+  for (const name in res.headers) if (!NOT_STORED.has(name) && fromPlugins?.has(name) !== true) headers[name] = res.headers[name]!;
   const status = res.status;
   const storageTtl = config.storage_ttl ?? ttl;
   const log = ctx.runtime.log;
