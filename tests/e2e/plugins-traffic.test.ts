@@ -96,7 +96,7 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
         },
       },
     ]);
-    await routeWith('rt-method', [{ name: 'request-transformer', config: { http_method: 'POST', replace: { uri: '/replaced' } } }]);
+    await routeWith('rt-method', [{ name: 'request-transformer', config: { http_method: 'POST', replace: { uri: '/replaced', headers: ['host:upstream.example'] } } }]);
 
     await routeWith('resp', [
       {
@@ -338,11 +338,13 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
       expect(res.body.body).toBe('secret=s');
     });
 
-    it('http_method and replace.uri', async () => {
+    it('http_method, replace.uri and the Host header', async () => {
       const res = await proxied(url('/rt-method/anything?x=1'));
       expect(res.status).toBe(200);
       expect(res.body.method).toBe('POST');
       expect(res.body.url).toBe('/replaced?x=1');
+      // replace.headers of `host` chooses the Host the upstream sees
+      expect(res.body.headers.host).toBe('upstream.example');
     });
   });
 

@@ -113,7 +113,9 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   headers['x-forwarded-path'] = ex.path;
   if (compiled.stripPath && matched.length > 0) headers['x-forwarded-prefix'] = matched;
   headers['x-real-ip'] = ex.clientIp;
-  headers.host = compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
+  // a plugin may choose the Host the upstream sees (request-transformer `add`/`replace` of `host`)
+  const pluginHost = ex.setHeaders?.get('host');
+  headers.host = typeof pluginHost === 'string' ? pluginHost : compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
 
   let body: Buffer | Readable | null = null;
   if (ex.body !== null) {
