@@ -96,6 +96,7 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
         },
       },
     ]);
+    await routeWith('rt-get', [{ name: 'request-transformer', config: { http_method: 'GET' } }]);
     await routeWith('rt-method', [{ name: 'request-transformer', config: { http_method: 'POST', replace: { uri: '/replaced', headers: ['host:upstream.example'] } } }]);
 
     await routeWith('resp', [
@@ -336,6 +337,13 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
     it('other bodies stream through untouched', async () => {
       const res = await proxied(url('/rt/t'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'secret=s' });
       expect(res.body.body).toBe('secret=s');
+    });
+
+    it('http_method GET: a form body moves into the query string', async () => {
+      const res = await proxied(url('/rt-get/g?a=1&keep=k'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=2&b=3' });
+      expect(res.status).toBe(200);
+      expect(res.body.method).toBe('GET');
+      expect(res.body.query).toEqual({ a: '2', keep: 'k', b: '3' });
     });
 
     it('http_method, replace.uri and the Host header', async () => {

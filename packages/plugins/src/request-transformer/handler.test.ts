@@ -50,6 +50,13 @@ describe('request-transformer', () => {
     expect(emptyJson.body!.toString()).toBe('{"a":"1"}');
   });
 
+  it('http_method GET moves a form body into the query string, replacing arguments of the same name', async () => {
+    const recorded = await run({ http_method: 'GET' }, { method: 'POST', query: 'a=1&keep=k', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=2&b=3&b=4' });
+    expect([recorded.method, recorded.query?.toString()]).toEqual(['GET', 'keep=k&a=2&b=3&b=4']);
+    const json = await run({ http_method: 'GET' }, { method: 'POST', query: 'a=1', headers: { 'content-type': 'application/json' }, body: '{"a":2}' });
+    expect(json.query).toBeNull();
+  });
+
   it('http_method and replace.uri', async () => {
     const recorded = await run({ http_method: 'PUT', replace: { uri: '/elsewhere' } }, {});
     expect([recorded.method, recorded.path]).toEqual(['PUT', '/elsewhere']);

@@ -103,9 +103,32 @@ async function transformBody(ctx: PluginContext, plan: TransformPlan): Promise<v
  * remove → rename → replace → add → append. The body is read only when a body operation is configured.
  */
 export function requestTransformerAccess(ctx: PluginContext, config: RequestTransformerConfig): PluginResponse | void | Promise<void> {
-  const plans = plansOf(config);
   if (config.replace.uri !== null) ctx.upstream.setPath?.(config.replace.uri);
-  if (config.http_method !== null) ctx.upstream.setMethod?.(config.http_method);
+  if (config.http_method !== null) {
+    ctx.upstream.setMethod?.(config.http_method);
+    if (BODYLESS_METHODS.has(config.http_method) && isForm(contentTypeOf(ctx))) return formIntoQuery(ctx).then(() => transformRest(ctx, config));
+  }
+  return transformRest(ctx, config);
+}
+
+/** Methods whose requests carry their arguments in the query string: a form body moves there (Kong's rule). */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+
+function isForm(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+}
+
+/** The form's fields join the forwarded query string, replacing arguments of the same name. */
+async function formIntoQuery(ctx: PluginContext): Promise<void> {
+  const form = new URLSearchParams((await ctx.req.readBody()).toString('utf8'));
+  const query = ctx.upstream.forwardedQuery?.();
+  if (query === undefined) return;
+  const fields = paramFields(query);
+  for (const name of new Set(form.keys())) fields.set(name, form.getAll(name));
+}
+
+function transformRest(ctx: PluginContext, config: RequestTransformerConfig): void | Promise<void> {
+  const plans = plansOf(config);
   if (plans.headers !== null) transformHeaders(ctx, plans.headers);
   if (plans.body === null) {
     if (plans.querystring !== null) transformQuery(ctx, plans.querystring);
