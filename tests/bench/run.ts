@@ -7,6 +7,7 @@ import { measurePropagation } from './propagation';
 import { measureBasicAuthStall, printBasicAuthStall } from './basic-auth-stall';
 import { measureDeclarative, printDeclarative } from './declarative';
 import { measureSyncFaults } from './sync-faults';
+import { benchTrafficPlugins } from './traffic-plugins';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       await stallUpstream.stop();
     }
   }
+  if (!only || only.includes('traffic')) await benchTrafficPlugins({ connections, seconds, apiKey: API_KEY });
 
   if (!only || only.includes('propagation')) {
     const propagationUpstream = await startScript(here('servers/upstream.ts'));

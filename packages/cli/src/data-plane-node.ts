@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
-import { rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { applyPurgeMessage, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, proxyCachePurgeChannel, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
 import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus } from '@gatehouse/sync';
 import type { Logger } from './logger';
@@ -33,6 +33,12 @@ export async function startDataPlaneNode(
   redis?.on('error', () => {});
   const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
   if (redis) runtime.redis = redis;
+  // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
+  const cacheMemory = (runtime.proxyCacheMemory ??= new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES));
+  const purges = settings.redisUrl ? new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) }) : null;
+  purges?.on('error', () => {});
+  purges?.on('message', (_channel: string, message: string) => applyPurgeMessage(cacheMemory, message));
+  purges?.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
   const id = settings.dataPlaneId ?? randomUUID();
   const holder = new ConfigHolder();
   const sync = new DataPlaneSync({
@@ -73,6 +79,7 @@ export async function startDataPlaneNode(
       await proxy.close(2000);
       await rateLimitingConnections.close();
       redis?.disconnect();
+      purges?.disconnect();
     },
   };
 }

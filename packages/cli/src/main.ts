@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The `gatehouse` command: start | control-plane | data-plane | help.
 import { randomBytes } from 'node:crypto';
-import { oauth2TokensExtension } from '@gatehouse/control-plane';
-import { MemoryTokenStore, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
+import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
+import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import { openBus } from './bus';
@@ -69,6 +69,9 @@ async function run(command: string): Promise<void> {
   const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
   const tokens: OAuth2TokenStore | null = tokenRedis ? redisTokenStore(tokenRedis, settings.redisPrefix) : role === 'all' ? new MemoryTokenStore() : null;
+  // proxy-cache: the data plane's memory cache; the admin API purges it in place (one process) or over Redis
+  const cacheMemory = role !== 'control_plane' ? new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES) : null;
+  const cacheAdmin = tokenRedis ? redisCacheAdmin(tokenRedis, settings.redisPrefix, cacheMemory) : cacheMemory ? localCacheAdmin(cacheMemory) : null;
   let cp: ControlPlaneNode | null = null;
   let dp: DataPlaneNode | null = null;
 
@@ -95,14 +98,17 @@ async function run(command: string): Promise<void> {
   if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
       statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
-      extensions: tokens ? [oauth2TokensExtension(tokens)] : [],
+      extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
     });
     const exposure = adminExposureWarning(settings);
     if (exposure) log.warn(exposure);
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   }
   if (role !== 'control_plane') {
-    dp = await startDataPlaneNode(settings, bus, secret, log, !settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {});
+    dp = await startDataPlaneNode(settings, bus, secret, log, {
+      ...(!settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {}),
+      ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}),
+    });
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.proxy.host, port: dp.proxy.port })}\n`);
     if (dp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: dp.status.port })}\n`);
   }

@@ -11,3 +11,4 @@ export * from './publisher';
 export { clusteringExtension } from './routes/clustering';
 export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './oauth2';
 export * from './declarative';
+export { mountProxyCacheRoutes, proxyCacheExtension } from './proxy-cache/routes';

@@ -16,7 +16,8 @@ import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 import { normalizePath } from './proxy/normalize-path';
 import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, type FixedResponse } from './proxy/responses';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
-import { buildUpstreamRequest } from './proxy/upstream-request';
+import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
+import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -115,14 +116,16 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const { holder } = options;
   const log = options.log ?? defaultLogger;
   const runtime = options.runtime ?? {};
-  const forwarder = makeForwarder(options.forwarder, options.undici);
+  // one buffered-body limit (GATEHOUSE_MAX_BUFFERED_BODY) for request bodies, plugins' body phases and the forwarder
+  const bodyLimit = options.maxBufferedBody ?? runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
+  runtime.maxBufferedBody = bodyLimit;
+  const forwarder = makeForwarder(options.forwarder, { maxBufferedBody: bodyLimit, ...options.undici });
   const upgrades = new UpgradeRelay();
   const scheme = options.tls ? 'https' : 'http';
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
   const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
   const allowUnderscores = options.underscoreHeaders === true;
-  const bodyLimit = options.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
 
   /**
    * Routes a request against the current configuration: the exchange to run, or the gateway's own answer. The path
@@ -157,7 +160,22 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       applyResponseHeaders(res, ex);
       return sendFixed(res, ProxyErrors.noService);
     }
-    forwarder.forward(req, res, buildUpstreamRequest(ex, target));
+    forwarder.forward(req, res, buildUpstreamRequest(ex, target, false, ex.responseSteps === null ? null : responseHooksOf(ex)));
+  }
+
+  /** The response hooks of the plugins that ran on the exchange, in order; a failing hook is logged and skipped. */
+  function responseHooksOf(ex: Exchange): ResponseInterceptor {
+    return (response: UpstreamResponse) => {
+      for (const step of ex.responseSteps!) {
+        ex.index = step.index;
+        ex.pluginId = step.instance.id;
+        try {
+          step.plugin.response!(ex, step.instance.config, response);
+        } catch (err) {
+          log.error('plugin response hook failed', { plugin_id: step.instance.id, plugin: step.instance.name, error: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    };
   }
 
   function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {

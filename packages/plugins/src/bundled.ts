@@ -9,6 +9,12 @@ import { acl } from './acl';
 import { rateLimiting } from './rate-limiting';
 import { ldapAuth } from './ldap-auth';
 import { oauth2 } from './oauth2';
+import { cors } from './cors';
+import { ipRestriction } from './ip-restriction';
+import { requestSizeLimiting } from './request-size-limiting';
+import { requestTransformer } from './request-transformer';
+import { responseTransformer } from './response-transformer';
+import { proxyCache } from './proxy-cache';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -22,6 +28,12 @@ export const bundledPlugins: PluginDefinition[] = [
   rateLimiting as PluginDefinition,
   ldapAuth as PluginDefinition,
   oauth2 as PluginDefinition,
+  cors as PluginDefinition,
+  ipRestriction as PluginDefinition,
+  requestSizeLimiting as PluginDefinition,
+  requestTransformer as PluginDefinition,
+  responseTransformer as PluginDefinition,
+  proxyCache as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
+import type { MemoryCacheStore } from './proxy-cache/stores';
 
 /** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
 export interface CredentialRef {
@@ -44,11 +46,65 @@ export interface PluginRequest {
 /** Changes to what goes upstream. */
 export interface UpstreamChanges {
   setHeader(name: string, value: string): void;
+  /** sets a header for the upstream sent once per value (request-transformer's `append`) */
+  setHeaderValues?(name: string, values: readonly string[]): void;
   removeHeader(name: string): void;
   /** removes one query argument by exact name, keeping the others in order */
   removeQueryArg(name: string): void;
   /** replaces the forwarded body (e.g. hide_credentials with key_in_body) */
   setBody(body: Buffer, contentType?: string): void;
+  /**
+   * a header as it will be forwarded: the client's, unless a plugin set or removed it (lower-case name). Absent on
+   * contexts that do not forward anything.
+   */
+  forwardedHeader?(name: string): string | readonly string[] | undefined;
+  /**
+   * the query string as it will be forwarded, as an editable list: changes to it are what goes upstream. Created on
+   * first use from the client's query minus the arguments plugins removed.
+   */
+  forwardedQuery?(): URLSearchParams;
+  /** changes the method sent upstream (request-transformer's `http_method`) */
+  setMethod?(method: string): void;
+  /** replaces the path sent upstream, before the service path is added (request-transformer's `replace.uri`) */
+  setPath?(path: string): void;
+  /**
+   * passes the client's body through `wrap` on its way upstream, as it streams (counting, limiting): nothing is
+   * buffered. A wrapper that fails with a `RequestRefused` has the gateway answer the refusal's response, as long as
+   * nothing was sent to the client yet. `readBody` reads through the wrappers too.
+   */
+  pipeBody?(wrap: (body: Readable) => Readable): void;
+}
+
+/**
+ * Thrown (or used as a stream error) to stop a request with a response of the plugin's choosing, from places that
+ * cannot return one: a body stream past its size limit, a bounded `readBody`.
+ */
+export class RequestRefused extends Error {
+  constructor(readonly response: PluginResponse) {
+    super(typeof (response.body as { message?: unknown } | null)?.message === 'string' ? (response.body as { message: string }).message : `refused with ${response.status}`);
+  }
+}
+
+/** The upstream's response once its status and headers are known and nothing has been sent to the client yet. */
+export interface UpstreamResponse {
+  readonly status: number;
+  /** lower-case names; repeated headers as arrays; hooks edit it in place */
+  readonly headers: Record<string, string | string[]>;
+  /**
+   * names of the headers in `headers` that plugins set for this request's client response (`ctx.response`), not the
+   * upstream; a cache stores the upstream's own headers and lets the next request's plugins set theirs again
+   */
+  readonly setByPlugins?: ReadonlySet<string>;
+  /**
+   * asks for the whole body before anything is sent; `transform` returns the body to send instead. The body is
+   * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged.
+   */
+  transformBody(transform: (body: Buffer) => Buffer): void;
+  /**
+   * asks for a copy of the body once it has been sent in full; the response still streams. Past the buffered-body
+   * limit `capture` is not called.
+   */
+  captureBody(capture: (body: Buffer) => void): void;
 }
 
 /** A response produced by a plugin instead of proxying. */
@@ -80,6 +136,11 @@ export interface PluginContext<Index = unknown> {
   readonly pluginId?: string;
   /** headers for the response the client gets, whoever produces it (absent where there is no client response) */
   readonly response?: ResponseChanges;
+  /**
+   * per-request values a plugin keeps between its hooks (e.g. proxy-cache's key from `access` to `response`), by the
+   * plugin's own key; absent where there is no proxied request
+   */
+  readonly locals?: Map<string, unknown>;
 }
 
 /** Changes to the response sent to the client: the upstream's, a plugin's or the gateway's own. */
@@ -111,6 +172,13 @@ export interface PluginRuntime {
    * `MemoryTokenStore` in embedded mode; absent, oauth2 uses Redis through `redis` (keys under `<redisPrefix>oauth2:`)
    */
   oauth2Tokens?: OAuth2TokenStore;
+  /**
+   * proxy-cache's `memory` strategy: this data plane's cache, shared by every proxy-cache configuration. The node
+   * creates it (so its control plane, in embedded mode, can purge it); absent, the plugin makes one per runtime.
+   */
+  proxyCacheMemory?: MemoryCacheStore;
+  /** the most a data plane buffers of a body (request or response), in bytes; `DEFAULT_MAX_BUFFERED_BODY` when absent */
+  maxBufferedBody?: number;
 }
 
 /** A credential entity owned by a plugin, with its admin paths and write hooks. */
@@ -156,6 +224,11 @@ export interface PluginDefinition<Config = any, Index = unknown> {
   };
   /** other plugins: inspect or answer the request */
   access?: (ctx: PluginContext<Index>, config: Config) => PluginResponse | void | Promise<PluginResponse | void>;
+  /**
+   * runs on the upstream's response, before anything is sent to the client (Kong's header_filter and body_filter), for
+   * the plugins whose configuration ran on the request, in priority order. Plugins without it cost nothing.
+   */
+  response?: (ctx: PluginContext<Index>, config: Config, res: UpstreamResponse) => void;
 }
 
 export function definePlugin<Config, Index>(def: PluginDefinition<Config, Index>): PluginDefinition<Config, Index> {

@@ -56,4 +56,7 @@ export { MemoryTokenStore } from './oauth2/memory-token-store';
 export { RedisTokenStore } from './oauth2/redis-token-store';
 export { redisTokenStore, oauth2RedisPrefix, tokenStoreOf } from './oauth2/runtime-store';
 export { hashSecret, isHashedSecret, verifyHashedSecret } from './oauth2/secret';
-export { readLimitedBody, parseByteSize, BodyTooLargeError, BODY_TOO_LARGE, DEFAULT_MAX_BUFFERED_BODY } from './shared/limited-body';
+export { readLimitedBody, parseByteSize, BodyTooLargeError, BODY_TOO_LARGE, DEFAULT_MAX_BUFFERED_BODY, maxBufferedBody, REQUEST_TOO_LARGE, requestTooLarge } from './shared/limited-body';
+export { MemoryCacheStore, RedisCacheStore, clearRedisCache, redisCacheKey, type CacheStore, type CachedResponse } from './proxy-cache/stores';
+export { PROXY_CACHE_MEMORY_BYTES } from './proxy-cache/handler';
+export { proxyCachePurgeChannel, applyPurgeMessage, localCacheAdmin, redisCacheAdmin, type ProxyCacheAdmin } from './proxy-cache/purge';

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Consumer, Route, Service } from '@gatehouse/core';
 import {
   BodyTooLargeError,
@@ -11,7 +12,7 @@ import {
   type UpstreamChanges,
 } from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
-import type { ChainState } from './run-chain';
+import type { ChainState, ResponseStep } from './run-chain';
 
 /**
  * How long a client whose body was refused may go on sending it (discarded, never buffered) before its connection is
@@ -63,8 +64,18 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
-  setHeaders: Map<string, string> | null = null;
+  setHeaders: Map<string, string | readonly string[]> | null = null;
   removedQueryArgs: string[] | null = null;
+  /** the forwarded query once a plugin asked to edit it; it then replaces the client's */
+  editedQuery: URLSearchParams | null = null;
+  /** method and path for the upstream when a plugin changed them */
+  upstreamMethod: string | null = null;
+  upstreamPathOverride: string | null = null;
+  /** the client's body behind the wrappers plugins added (pipeBody); null = the client's stream itself */
+  bodySource: Readable | null = null;
+  /** plugin configurations with a response hook that ran on this request, in order */
+  responseSteps: ResponseStep[] | null = null;
+  private localValues: Map<string, unknown> | null = null;
   /** the body as read by a plugin, or as a plugin replaced it; null = stream the client's body */
   body: Buffer | null = null;
   bodyReplaced = false;
@@ -115,6 +126,10 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     });
   }
 
+  get locals(): Map<string, unknown> {
+    return (this.localValues ??= new Map());
+  }
+
   get rawHeaders(): readonly string[] {
     return this.incoming.rawHeaders;
   }
@@ -124,12 +139,15 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   }
 
   /**
-   * Buffers the body once, up to `bodyLimit` bytes; past it the read rejects with a BodyTooLargeError (answered 413)
+   * Buffers the body once (through the plugins' wrappers), up to `bodyLimit` bytes; past it the read rejects with a BodyTooLargeError (answered 413)
    * and the rest of the body is discarded for a grace period, after which the connection is cut.
    */
   readBody(): Promise<Buffer> {
     if (this.bodyRead) return this.bodyRead;
-    this.bodyRead = readLimitedBody(this.incoming, this.bodyLimit, this.headers['content-length']).then(
+    // a plugin's stream wrapper (request-size-limiting, transformers) changes the body: its declared length no longer holds
+    const source = this.bodySource ?? this.incoming;
+    const declared = this.bodySource === null ? this.headers['content-length'] : undefined;
+    this.bodyRead = readLimitedBody(source, this.bodyLimit, declared).then(
       (buffered) => {
         if (!this.bodyReplaced) this.body = buffered;
         return buffered;
@@ -142,10 +160,39 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     return this.bodyRead;
   }
 
-  setHeader(name: string, value: string): void {
+  pipeBody(wrap: (body: Readable) => Readable): void {
+    if (this.bodyRead !== null) return;
+    this.bodySource = wrap(this.bodySource ?? this.incoming);
+  }
+
+  setMethod(method: string): void {
+    this.upstreamMethod = method;
+  }
+
+  setPath(path: string): void {
+    this.upstreamPathOverride = path;
+  }
+
+  forwardedHeader(name: string): string | readonly string[] | undefined {
+    const lower = name.toLowerCase();
+    const set = this.setHeaders?.get(lower);
+    if (set !== undefined) return set;
+    if (this.removedHeaders?.has(lower)) return undefined;
+    return this.headers[lower];
+  }
+
+  forwardedQuery(): URLSearchParams {
+    return (this.editedQuery ??= new URLSearchParams(this.upstreamQuery()));
+  }
+
+  setHeader(name: string, value: string | readonly string[]): void {
     const lower = name.toLowerCase();
     this.removedHeaders?.delete(lower);
     (this.setHeaders ??= new Map()).set(lower, value);
+  }
+
+  setHeaderValues(name: string, values: readonly string[]): void {
+    this.setHeader(name, values.length === 1 ? values[0]! : values);
   }
 
   removeHeader(name: string): void {
@@ -155,7 +202,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   }
 
   removeQueryArg(name: string): void {
-    (this.removedQueryArgs ??= []).push(name);
+    if (this.editedQuery !== null) this.editedQuery.delete(name);
+    else (this.removedQueryArgs ??= []).push(name);
   }
 
   setBody(body: Buffer, contentType?: string): void {
@@ -166,6 +214,7 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   /** The query string forwarded upstream: the client's, minus the arguments plugins removed, order kept. */
   upstreamQuery(): string {
+    if (this.editedQuery !== null) return this.editedQuery.toString();
     const removed = this.removedQueryArgs;
     if (removed === null || this.rawQuery === '') return this.rawQuery;
     return this.rawQuery

@@ -78,6 +78,7 @@ function stateFor(headers: Record<string, string>, options: { method?: string; p
     anonymous: false,
     index: undefined,
     runtime: {},
+    responseSteps: null,
     removed,
   };
 }

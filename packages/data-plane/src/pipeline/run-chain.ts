@@ -1,5 +1,5 @@
 import type { Consumer } from '@gatehouse/core';
-import { BodyTooLargeError, type AuthResult, type CredentialRef, type PluginContext, type PluginResponse } from '@gatehouse/plugins';
+import { RequestRefused, type AuthResult, type CredentialRef, type PluginContext, type PluginDefinition, type PluginResponse } from '@gatehouse/plugins';
 import type { ChainStep, ConsumerDirectory, PluginInstance } from '../compile/types';
 
 /**
@@ -34,6 +34,15 @@ export interface ChainState extends PluginContext {
   anonymous: boolean;
   index: unknown;
   pluginId?: string;
+  /** the configurations with a response hook that ran on this request, in order; null while there are none */
+  responseSteps: ResponseStep[] | null;
+}
+
+/** A plugin configuration whose response hook will see the upstream's response. */
+export interface ResponseStep {
+  plugin: PluginDefinition;
+  instance: PluginInstance;
+  index: unknown;
 }
 
 export interface ChainLogger {
@@ -50,8 +59,9 @@ function isThenable<T>(value: unknown): value is PromiseLike<T> {
 }
 
 function failed(log: ChainLogger, instance: PluginInstance, err: unknown): PluginResponse {
-  // a body past GATEHOUSE_MAX_BUFFERED_BODY is the client's fault, whichever plugin was reading it: 413
-  if (err instanceof BodyTooLargeError) return err.response;
+  // a refusal raised while reading or streaming the body (413 past GATEHOUSE_MAX_BUFFERED_BODY, whichever plugin was
+  // reading; request-size-limiting) is the client's answer, not a fault
+  if (err instanceof RequestRefused) return err.response;
   log.error('plugin failed', { plugin_id: instance.id, plugin: instance.name, error: err instanceof Error ? err.message : String(err) });
   return UNEXPECTED_ERROR;
 }
@@ -164,7 +174,9 @@ function runFrom(
 
     const scoped = state.consumer !== null && step.byConsumer !== null ? step.byConsumer.get(state.consumer.id) : undefined;
     const instance = scoped ?? step.base;
-    if (instance === null || !(https ? instance.https : instance.http) || plugin.access === undefined) continue;
+    if (instance === null || !(https ? instance.https : instance.http)) continue;
+    if (plugin.response !== undefined) (state.responseSteps ??= []).push({ plugin, instance, index: step.index });
+    if (plugin.access === undefined) continue;
     state.index = step.index;
     state.pluginId = instance.id;
     let result: PluginResponse | void | Promise<PluginResponse | void>;

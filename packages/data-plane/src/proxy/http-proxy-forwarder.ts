@@ -48,10 +48,12 @@ export class HttpProxyForwarder implements Forwarder {
     return agent;
   }
 
+  /** Response hooks (`upstream.onResponse`) need the undici forwarder; this engine relays responses as they come. */
   forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
     const { target } = upstream;
     // http-proxy forwards req.url and req.headers: hand it the prepared ones
     req.url = upstream.path;
+    req.method = upstream.method;
     req.headers = upstream.headers as IncomingMessage['headers'];
     if (upstream.responseHeaders !== null) this.responseHeaders.set(res, upstream.responseHeaders);
     const options: TimedOptions = {
@@ -59,7 +61,7 @@ export class HttpProxyForwarder implements Forwarder {
       agent: this.agentFor(target),
       secure: target.tlsVerify,
       readTimeout: target.readTimeout,
-      buffer: Buffer.isBuffer(upstream.body) ? Readable.from([upstream.body]) : undefined,
+      buffer: Buffer.isBuffer(upstream.body) ? Readable.from([upstream.body]) : upstream.body !== null && upstream.body !== req ? upstream.body : undefined,
     };
     this.proxy.web(req, res, options, (err) => {
       sendFixed(res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);

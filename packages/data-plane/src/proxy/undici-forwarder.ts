@@ -5,14 +5,18 @@ import { HOP_BY_HOP_RESPONSE, isTimeout, type Forwarder } from './forwarder';
 
 /** Most header names cannot be hop-by-hop by their length alone: only those lengths are lower-cased and looked up. */
 const HOP_BY_HOP_LENGTHS = new Set([...HOP_BY_HOP_RESPONSE].map((name) => name.length));
-import { ProxyErrors, sendFixed } from './responses';
-import type { UpstreamRequest } from './upstream-request';
+import { DEFAULT_MAX_BUFFERED_BODY, RequestRefused } from '@gatehouse/plugins';
+import { BoundedBody, InterceptedResponse, writeHeadFrom } from './response-interception';
+import { ProxyErrors, sendFixed, sendPluginResponse } from './responses';
+import type { ResponseInterceptor, UpstreamRequest } from './upstream-request';
 
 export interface UndiciForwarderOptions {
   /** connections per upstream; null = as many as needed */
   connections?: number | null;
   /** how long an idle upstream connection is kept (ms) */
   keepAliveTimeout?: number;
+  /** the most of a response body held for plugins that transform or capture it (bytes) */
+  maxBufferedBody?: number;
 }
 
 /**
@@ -23,11 +27,17 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   private abortUpstream: ((err?: Error) => void) | null = null;
   private resume: (() => void) | null = null;
   private done = false;
+  /** the response the hooks saw, while its body is held back (transform) or copied (capture) */
+  private intercepted: InterceptedResponse | null = null;
+  private held: BoundedBody | null = null;
+  private holding = false;
 
   constructor(
     private readonly res: ServerResponse,
     /** plugin-set headers that replace the upstream's of the same name */
     private readonly extraHeaders: ReadonlyMap<string, string> | null = null,
+    private readonly intercept: ResponseInterceptor | null = null,
+    private readonly bodyLimit = DEFAULT_MAX_BUFFERED_BODY,
   ) {
     res.once('close', () => {
       if (!this.done) {
@@ -44,6 +54,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (statusCode < 200) return true;
     this.resume = resume;
+    if (this.intercept !== null) return this.interceptHeaders(statusCode, rawHeaders);
     const headers: string[] = [];
     const extra = this.extraHeaders;
     for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -57,7 +68,37 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /** The response hooks run; the head is written now unless a hook holds the body back. */
+  private interceptHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    const response = new InterceptedResponse(statusCode, rawHeaders, this.extraHeaders);
+    this.intercept!(response);
+    this.intercepted = response;
+    if (response.transforms !== null || response.captures !== null) this.held = new BoundedBody(this.bodyLimit);
+    if (response.transforms !== null) {
+      this.holding = true;
+      return true;
+    }
+    writeHeadFrom(this.res, statusCode, response.headers);
+    return true;
+  }
+
+  /** A held-back body grew past the limit: the response goes out as it came, untransformed. */
+  private letGo(): void {
+    const response = this.intercepted!;
+    this.holding = false;
+    writeHeadFrom(this.res, response.status, response.headers);
+    for (const chunk of this.held!.take()) this.res.write(chunk);
+  }
+
   onData(chunk: Buffer): boolean {
+    const held = this.held;
+    if (held !== null) {
+      held.add(chunk);
+      if (this.holding) {
+        if (!held.overflowed) return true;
+        this.letGo();
+      }
+    }
     if (this.res.write(chunk)) return true;
     this.res.once('drain', this.resume!);
     return false;
@@ -65,12 +106,44 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onComplete(): void {
     this.done = true;
-    this.res.end();
+    const held = this.held;
+    if (held === null || held.overflowed) {
+      if (this.holding) this.letGo();
+      this.res.end();
+      return;
+    }
+    const response = this.intercepted!;
+    let body = held.whole();
+    if (this.holding) {
+      for (const transform of response.transforms!) {
+        try {
+          body = transform(body);
+        } catch {
+          // a body the transform cannot read passes unchanged
+        }
+      }
+      delete response.headers['transfer-encoding'];
+      response.headers['content-length'] = String(body.length);
+      writeHeadFrom(this.res, response.status, response.headers);
+      this.res.end(body);
+    } else {
+      this.res.end();
+    }
+    if (response.captures !== null) {
+      for (const capture of response.captures) {
+        try {
+          capture(body);
+        } catch {
+          // a failed copy never affects the response already sent
+        }
+      }
+    }
   }
 
   onError(err: Error): void {
     if (this.done) return;
     this.done = true;
+    if (err instanceof RequestRefused && !this.res.headersSent) return sendPluginResponse(this.res, err.response);
     if (this.res.headersSent) this.res.destroy(err);
     else sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
   }
@@ -101,7 +174,7 @@ export class UndiciForwarder implements Forwarder {
   }
 
   forward(_req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
-    const relay = new ResponseRelay(res, upstream.responseHeaders);
+    const relay = new ResponseRelay(res, upstream.responseHeaders, upstream.onResponse, this.options.maxBufferedBody);
     try {
       this.poolFor(upstream.target).dispatch(
         {

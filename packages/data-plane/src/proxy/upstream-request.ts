@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { UpstreamResponse } from '@gatehouse/plugins';
 import type { UpstreamTarget } from '../compile/types';
 import type { Exchange } from '../pipeline/exchange';
 import { peerAddress } from './client-ip';
@@ -17,7 +18,12 @@ export interface UpstreamRequest {
   upgrade: boolean;
   /** headers plugins set for the client's response (lower-case names); they replace the upstream's of that name */
   responseHeaders: ReadonlyMap<string, string> | null;
+  /** the plugins' response hooks, when any ran on the request: they see the upstream's response before it is sent */
+  onResponse: ResponseInterceptor | null;
 }
+
+/** Runs the response hooks on the upstream's status and headers (see ResponseInterception). */
+export type ResponseInterceptor = (response: UpstreamResponse) => void;
 
 /**
  * Client headers that never pass as sent: hop-by-hop headers, the identity headers only the gateway may set, and the
@@ -68,7 +74,7 @@ function hostWithoutPort(host: string): string {
  * The upstream request for an exchange that passed its plugins. Identity headers come from what authentication
  * decided; client-sent copies were dropped above, on every route.
  */
-export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgrade = false): UpstreamRequest {
+export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgrade = false, onResponse: ResponseInterceptor | null = null): UpstreamRequest {
   const compiled = ex.compiledRoute;
   const matched = ex.matched;
   const incoming = ex.headers;
@@ -86,7 +92,7 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
     if (incoming.connection !== undefined) headers.connection = incoming.connection;
     if (incoming.upgrade !== undefined) headers.upgrade = incoming.upgrade;
   }
-  if (ex.setHeaders !== null) for (const [name, value] of ex.setHeaders) headers[name] = value;
+  if (ex.setHeaders !== null) for (const [name, value] of ex.setHeaders) headers[name] = value as string | string[];
 
   const consumer = ex.consumer;
   if (consumer !== null) {
@@ -107,7 +113,9 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   headers['x-forwarded-path'] = ex.path;
   if (compiled.stripPath && matched.length > 0) headers['x-forwarded-prefix'] = matched;
   headers['x-real-ip'] = ex.clientIp;
-  headers.host = compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
+  // a plugin may choose the Host the upstream sees (request-transformer `add`/`replace` of `host`)
+  const pluginHost = ex.setHeaders?.get('host');
+  headers.host = typeof pluginHost === 'string' ? pluginHost : compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
 
   let body: Buffer | Readable | null = null;
   if (ex.body !== null) {
@@ -115,10 +123,11 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
     headers['content-length'] = String(ex.body.length);
     if (ex.bodyContentType !== null) headers['content-type'] = ex.bodyContentType;
   } else if (incoming['content-length'] !== undefined ? incoming['content-length'] !== '0' : incoming['transfer-encoding'] !== undefined) {
-    body = ex.incoming;
+    body = ex.bodySource ?? ex.incoming;
   }
 
   const query = ex.upstreamQuery();
-  const path = upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
-  return { target, method: ex.method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders };
+  const path = ex.upstreamPathOverride ?? upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
+  const method = ex.upstreamMethod ?? ex.method;
+  return { target, method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, onResponse };
 }

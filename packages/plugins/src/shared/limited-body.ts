@@ -1,8 +1,13 @@
 import type { Readable } from 'node:stream';
-import type { PluginResponse } from '../contract';
+import { RequestRefused, type PluginResponse, type PluginRuntime } from '../contract';
 
 /** `GATEHOUSE_MAX_BUFFERED_BODY`'s default: 8 MiB. */
 export const DEFAULT_MAX_BUFFERED_BODY = 8 * 1024 * 1024;
+
+/** the most a data plane buffers of one body (request or response) for a plugin that needs it whole */
+export function maxBufferedBody(runtime: PluginRuntime): number {
+  return runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
+}
 
 /**
  * Kong's answer to a body past the limit (kong-reference decision 15). No `connection: close`: Node would destroy the
@@ -18,13 +23,19 @@ export const BODY_TOO_LARGE: PluginResponse = Object.freeze({
  * Thrown (as a rejection) by `readLimitedBody` when a body is larger than the limit; the data plane answers it with
  * `BODY_TOO_LARGE` whichever plugin was reading.
  */
-export class BodyTooLargeError extends Error {
-  readonly response = BODY_TOO_LARGE;
-
+export class BodyTooLargeError extends RequestRefused {
   constructor(readonly limit: number) {
-    super(`request body larger than ${limit} bytes`);
+    super(BODY_TOO_LARGE);
     this.name = 'BodyTooLargeError';
   }
+}
+
+/** Kong's answer to a body past a size limit (request-size-limiting answers it too). */
+export const REQUEST_TOO_LARGE = BODY_TOO_LARGE;
+
+/** a refusal for a body that a stream wrapper found too large while it streamed */
+export function requestTooLarge(limit = 0): RequestRefused {
+  return new BodyTooLargeError(limit);
 }
 
 /**

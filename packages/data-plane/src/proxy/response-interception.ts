@@ -1,0 +1,82 @@
+import type { ServerResponse } from 'node:http';
+import type { UpstreamResponse } from '@gatehouse/plugins';
+import { HOP_BY_HOP_RESPONSE } from './forwarder';
+
+/**
+ * One upstream response seen by the plugins' response hooks before it is sent. Hooks edit `headers` in place and may
+ * ask for the body: `transformBody` holds the response back until the body is complete (bounded by `limit`; past it,
+ * the response passes as it came), `captureBody` copies it while it streams.
+ */
+export class InterceptedResponse implements UpstreamResponse {
+  readonly headers: Record<string, string | string[]> = {};
+  readonly setByPlugins: ReadonlySet<string> | undefined;
+  transforms: Array<(body: Buffer) => Buffer> | null = null;
+  captures: Array<(body: Buffer) => void> | null = null;
+
+  constructor(
+    readonly status: number,
+    rawHeaders: Buffer[],
+    extra: ReadonlyMap<string, string> | null,
+  ) {
+    const headers = this.headers;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!.toString('latin1').toLowerCase();
+      if (HOP_BY_HOP_RESPONSE.has(name) || (extra !== null && extra.has(name))) continue;
+      const value = rawHeaders[i + 1]!.toString('latin1');
+      const seen = headers[name];
+      headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+    }
+    if (extra !== null) for (const [name, value] of extra) headers[name] = value;
+    this.setByPlugins = extra !== null ? new Set(extra.keys()) : undefined;
+  }
+
+  transformBody(transform: (body: Buffer) => Buffer): void {
+    (this.transforms ??= []).push(transform);
+  }
+
+  captureBody(capture: (body: Buffer) => void): void {
+    (this.captures ??= []).push(capture);
+  }
+}
+
+/** Collects a body up to a limit; `overflowed` once the limit was passed (and the chunks were let go). */
+export class BoundedBody {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  overflowed = false;
+
+  constructor(private readonly limit: number) {}
+
+  add(chunk: Buffer): void {
+    if (this.overflowed) return;
+    this.size += chunk.length;
+    if (this.size > this.limit) {
+      this.overflowed = true;
+      this.chunks = [];
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  /** the chunks so far, handed over once (used when a held-back response must be let go) */
+  take(): Buffer[] {
+    const chunks = this.chunks;
+    this.chunks = [];
+    return chunks;
+  }
+
+  whole(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
+  }
+}
+
+/** Writes a status and a header record (arrays as repeated headers). */
+export function writeHeadFrom(res: ServerResponse, status: number, headers: Record<string, string | string[]>): void {
+  const list: string[] = [];
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (Array.isArray(value)) for (const item of value) list.push(name, item);
+    else list.push(name, value);
+  }
+  res.writeHead(status, list);
+}

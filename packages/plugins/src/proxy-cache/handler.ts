@@ -1,0 +1,191 @@
+import type { PluginContext, PluginResponse, UpstreamResponse } from '../contract';
+import { perConfig } from '../shared/per-config';
+import { cacheKey } from './cache-key';
+import { parseCacheControl, seconds } from './cache-control';
+import type { ProxyCacheConfig } from './schema';
+import { MemoryCacheStore, RedisCacheStore, type CachedResponse, type CacheStore } from './stores';
+
+/** What a data plane's memory cache holds at most when the node does not say: 64 MiB. */
+export const PROXY_CACHE_MEMORY_BYTES = 64 * 1024 * 1024;
+
+const STATE = 'proxy-cache';
+
+/** Kept from `access` to `response` on a miss or refresh: where the response goes. */
+interface PendingStore {
+  key: string;
+  store: CacheStore;
+}
+
+interface Prepared {
+  methods: Set<string>;
+  codes: Set<number>;
+  /** `type/subtype` entries, `type/*` and `*\/*`; entries with parameters compared whole */
+  types: string[];
+}
+
+const preparedOf = perConfig(
+  (config: ProxyCacheConfig): Prepared => ({
+    methods: new Set(config.request_method),
+    codes: new Set(config.response_code),
+    types: config.content_type.map((t) => t.replace(/\s+/g, '').toLowerCase()),
+  }),
+);
+
+const memoryStores = new WeakMap<object, MemoryCacheStore>();
+const redisStores = new WeakMap<object, RedisCacheStore>();
+
+/** The store a configuration uses on this data plane; null when `redis` is chosen and the data plane has no Redis. */
+export function storeOf(ctx: PluginContext, config: ProxyCacheConfig): CacheStore | null {
+  const runtime = ctx.runtime;
+  if (config.strategy === 'memory') {
+    if (runtime.proxyCacheMemory !== undefined) return runtime.proxyCacheMemory;
+    let store = memoryStores.get(runtime);
+    if (store === undefined) memoryStores.set(runtime, (store = new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES)));
+    return store;
+  }
+  const redis = runtime.redis;
+  if (redis === undefined) return null;
+  let store = redisStores.get(redis);
+  if (store === undefined) redisStores.set(redis, (store = new RedisCacheStore(redis, runtime.redisPrefix ?? '')));
+  return store;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function requestCacheable(ctx: PluginContext, config: ProxyCacheConfig, prepared: Prepared): boolean {
+  if (!prepared.methods.has(ctx.req.method)) return false;
+  if (!config.cache_control) return true;
+  const cc = parseCacheControl(ctx.req.headers['cache-control']);
+  return !cc.has('no-store') && !cc.has('no-cache') && ctx.req.headers.authorization === undefined;
+}
+
+export function contentTypeMatches(types: readonly string[], contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const whole = contentType.replace(/\s+/g, '').toLowerCase();
+  const bare = whole.split(';')[0]!;
+  for (const type of types) {
+    if (type === '*/*' || type === bare || type === whole) return true;
+    if (type.endsWith('/*') && bare.startsWith(type.slice(0, -1))) return true;
+  }
+  return false;
+}
+
+/** How long a response stays fresh: the config's `cache_ttl`, or with `cache_control` what the response says. */
+function freshFor(config: ProxyCacheConfig, res: UpstreamResponse, nowS: number): number | null {
+  if (!config.cache_control) return config.cache_ttl;
+  const cc = parseCacheControl(res.headers['cache-control']);
+  if (cc.has('private') || cc.has('no-store') || cc.has('no-cache')) return null;
+  let ttl = seconds(cc, 's-maxage') ?? seconds(cc, 'max-age');
+  if (ttl === null) {
+    const expires = Date.parse(header(res.headers.expires) ?? '');
+    ttl = Number.isNaN(expires) ? 0 : Math.floor(expires / 1000 - nowS);
+  }
+  return ttl > 0 ? ttl : null;
+}
+
+/** Still fresh for this request: within its ttl, and, with `cache_control`, within what the request allows. */
+function fresh(entry: CachedResponse, ctx: PluginContext, config: ProxyCacheConfig, nowS: number): boolean {
+  const age = nowS - entry.at;
+  if (age >= entry.ttl) return false;
+  if (!config.cache_control) return true;
+  const cc = parseCacheControl(ctx.req.headers['cache-control']);
+  const maxAge = seconds(cc, 'max-age');
+  if (maxAge !== null && age > maxAge) return false;
+  const minFresh = seconds(cc, 'min-fresh');
+  if (minFresh !== null && entry.ttl - age < minFresh) return false;
+  return true;
+}
+
+function hit(entry: CachedResponse, key: string, config: ProxyCacheConfig, nowS: number): PluginResponse {
+  const headers: Record<string, string> = {};
+  for (const name in entry.headers) headers[name] = header(entry.headers[name])!;
+  const shown = config.response_headers;
+  if (shown.age) headers.age = String(Math.max(0, Math.floor(nowS - entry.at)));
+  if (shown['X-Cache-Status']) headers['x-cache-status'] = 'Hit';
+  if (shown['X-Cache-Key']) headers['x-cache-key'] = key;
+  return { status: entry.status, body: entry.body, headers };
+}
+
+function settle(ctx: PluginContext, config: ProxyCacheConfig, key: string, store: CacheStore, entry: CachedResponse | null): PluginResponse | void {
+  const nowS = Date.now() / 1000;
+  if (entry !== null && fresh(entry, ctx, config, nowS)) return hit(entry, key, config, nowS);
+  ctx.locals?.set(STATE, { key, store } satisfies PendingStore);
+  if (config.response_headers['X-Cache-Status']) ctx.response?.setHeader('X-Cache-Status', entry === null ? 'Miss' : 'Refresh');
+}
+
+/**
+ * Kong's proxy-cache, access side: a request whose method is not cached (or, with `cache_control`, that says
+ * no-store / no-cache or carries Authorization) is marked Bypass; otherwise a fresh entry under Kong's cache key is
+ * answered from the cache (Hit), and a missing (Miss) or stale (Refresh) one goes upstream, to be stored by
+ * `proxyCacheResponse`. A cache that fails to answer counts as a miss.
+ */
+export function proxyCacheAccess(ctx: PluginContext, config: ProxyCacheConfig): PluginResponse | void | Promise<PluginResponse | void> {
+  const prepared = preparedOf(config);
+  const shown = config.response_headers;
+  if (!requestCacheable(ctx, config, prepared)) {
+    if (shown['X-Cache-Status']) ctx.response?.setHeader('X-Cache-Status', 'Bypass');
+    return;
+  }
+  const store = storeOf(ctx, config);
+  if (store === null) {
+    ctx.runtime.log?.error('proxy-cache: the redis strategy needs the data plane to have REDIS_URL', { plugin_id: ctx.pluginId });
+    if (shown['X-Cache-Status']) ctx.response?.setHeader('X-Cache-Status', 'Bypass');
+    return;
+  }
+  const req = ctx.req;
+  const path = config.ignore_uri_case ? req.path.toLowerCase() : req.path;
+  const key = cacheKey(
+    { consumerId: ctx.consumer?.id ?? null, routeId: ctx.route?.id ?? null, method: req.method, path, query: req.query, headers: req.headers },
+    config.vary_query_params,
+    config.vary_headers,
+  );
+  if (shown['X-Cache-Key']) ctx.response?.setHeader('X-Cache-Key', key);
+  let found: CachedResponse | null | Promise<CachedResponse | null>;
+  try {
+    found = store.get(key);
+  } catch {
+    found = null;
+  }
+  if (found === null || !(found instanceof Promise)) return settle(ctx, config, key, store, found);
+  const pluginId = ctx.pluginId;
+  return found.then(
+    (entry) => settle(ctx, config, key, store, entry),
+    (err: unknown) => {
+      ctx.runtime.log?.error('proxy-cache: the cache did not answer', { plugin_id: pluginId, error: err instanceof Error ? err.message : String(err) });
+      return settle(ctx, config, key, store, null);
+    },
+  );
+}
+
+/** Headers that describe this one answer, never stored with the entry. */
+const NOT_STORED = new Set(['x-cache-status', 'x-cache-key', 'age', 'content-length', 'transfer-encoding', 'connection']);
+
+/**
+ * The response side: a response with a listed status and content type (and, with `cache_control`, a positive
+ * freshness and no private / no-store / no-cache) is copied into the cache as it streams to the client; any other
+ * is marked Bypass.
+ */
+export function proxyCacheResponse(ctx: PluginContext, config: ProxyCacheConfig, res: UpstreamResponse): void {
+  const pending = ctx.locals?.get(STATE) as PendingStore | undefined;
+  if (pending === undefined) return;
+  const prepared = preparedOf(config);
+  const nowS = Date.now() / 1000;
+  const ttl = prepared.codes.has(res.status) && contentTypeMatches(prepared.types, header(res.headers['content-type'])) ? freshFor(config, res, nowS) : null;
+  if (ttl === null) {
+    if (config.response_headers['X-Cache-Status']) res.headers['x-cache-status'] = 'Bypass';
+    return;
+  }
+  const headers: Record<string, string | string[]> = {};
+  const fromPlugins = res.setByPlugins;
+  for (const name in res.headers) if (!NOT_STORED.has(name) && fromPlugins?.has(name) !== true) headers[name] = res.headers[name]!;
+  const status = res.status;
+  const storageTtl = config.storage_ttl ?? ttl;
+  const log = ctx.runtime.log;
+  const pluginId = ctx.pluginId;
+  res.captureBody((body) => {
+    const stored = pending.store.set(pending.key, { status, headers, body, at: nowS, ttl }, storageTtl);
+    if (stored instanceof Promise) stored.catch((err: unknown) => log?.error('proxy-cache: could not store a response', { plugin_id: pluginId, error: err instanceof Error ? err.message : String(err) }));
+  });
+}
