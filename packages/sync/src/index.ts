@@ -5,3 +5,6 @@ export * from './memory-bus';
 export * from './redis-bus';
 export * from './data-plane-identity';
 export * from './data-plane-sync';
+export * from './health-channel';
+export * from './memory-health-channel';
+export * from './redis-health-channel';

@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import { consumers, plugins, routes, services, type EntityDefinition } from '@gatehouse/core';
+import { consumers, plugins, routes, services, targets, upstreams, type EntityDefinition } from '@gatehouse/core';
 import { apis } from '../legacy/api-entity';
 import { createEntityTable } from './entity-tables';
 
@@ -7,6 +7,9 @@ export type MigrationSet = Record<string, Migration>;
 
 /** The entities of core, in dependency order. */
 export const CORE_ENTITIES: EntityDefinition[] = [consumers, services, routes, plugins];
+
+/** Upstreams and their targets (targets.upstream_id → upstreams ON DELETE CASCADE, UNIQUE (upstream, target)). */
+export const BALANCER_ENTITIES: EntityDefinition[] = [upstreams, targets];
 
 /** Every entity the control plane itself stores: core's and the legacy /apis rows. */
 export const BASE_ENTITIES: EntityDefinition[] = [...CORE_ENTITIES, apis];
@@ -37,6 +40,12 @@ export function coreMigrations(): MigrationSet {
     },
     '0003_legacy_apis': {
       up: (db) => createEntityTable(db, apis, byName(BASE_ENTITIES)),
+    },
+    '0004_upstreams_and_targets': {
+      async up(db) {
+        const known = byName(BALANCER_ENTITIES);
+        for (const def of BALANCER_ENTITIES) await createEntityTable(db, def, known);
+      },
     },
   };
 }

@@ -18,6 +18,8 @@ import { cors } from './cors';
 import { errorResponder, notFound, type AdminLogger } from './errors';
 import { adminLatency } from './latency';
 import { ResourceRegistry } from './resources';
+import type { HealthChannel } from '@gatehouse/sync';
+import { mountUpstreamRoutes } from '../upstreams/routes';
 
 export interface AdminAppDeps {
   /** an opened (migrated) database */
@@ -43,6 +45,8 @@ export interface AdminAppDeps {
   /** modules that add entities or routes (keys, RBAC, …); they run after the core routes are mounted */
   extensions?: Array<(ctx: AdminContext) => void>;
   log?: AdminLogger;
+  /** target health reported by data planes, and manual health changes sent to them (upstreams' /health) */
+  health?: HealthChannel | null;
 }
 
 /** The version Kong tools see: decK and Kong Manager gate features on Kong's version. */
@@ -107,6 +111,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
   mountOpenApiRoute(ctx, node.version);
   mountTagRoutes(ctx);
   mountApiRoutes(ctx);
+  mountUpstreamRoutes(ctx, { health: deps.health ?? null });
   for (const kind of entities.allKinds()) mountEntityRoutes(ctx, kind);
   for (const extension of deps.extensions ?? []) extension(ctx);
   resources.finish();

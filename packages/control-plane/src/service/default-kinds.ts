@@ -4,6 +4,7 @@ import { credentialKind } from './credential-kind';
 import type { EntityService } from './entity-service';
 import { plainKind } from './entity-kind';
 import { pluginKind } from './plugin-kind';
+import { targetKind, upstreamKind } from '../upstreams/kinds';
 
 /** Registers the core entities and the credential entities of the given plugins. */
 export function registerDefaultKinds(service: EntityService, plugins: PluginDefinition[]): void {
@@ -18,4 +19,6 @@ export function registerDefaultKinds(service: EntityService, plugins: PluginDefi
   service.register(plainKind(routes));
   service.register(pluginKind(plugins));
   for (const plugin of plugins) for (const entity of plugin.entities ?? []) service.register(credentialKind(entity));
+  service.register(upstreamKind);
+  service.register(targetKind);
 }

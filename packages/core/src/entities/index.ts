@@ -6,3 +6,6 @@ export * from './routes';
 export * from './plugins';
 export * from './key-sets';
 export * from './keys';
+export * from './hosts';
+export * from './upstreams';
+export * from './targets';

@@ -1,0 +1,8 @@
+import { targets, upstreams } from '@gatehouse/core';
+import type { EntityKind } from '../service/entity-kind';
+
+/** Upstreams: the generic path (name unique, the hashing checks of the definition). */
+export const upstreamKind: EntityKind = { def: upstreams };
+
+/** Targets: `target` normalised to `host:port` by the definition; nested under their upstream. */
+export const targetKind: EntityKind = { def: targets };
