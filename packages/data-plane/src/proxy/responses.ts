@@ -23,6 +23,7 @@ export const ProxyErrors = {
   badGateway: fixed(502, 'An invalid response was received from the upstream server'),
   gatewayTimeout: fixed(504, 'The upstream server is timing out'),
   unexpected: fixed(500, 'An unexpected error occurred'),
+  noHealthyTarget: fixed(503, 'failure to get a peer from the ring-balancer'),
   useHttps: fixed(426, 'Please use HTTPS protocol', { connection: 'Upgrade', upgrade: 'TLS/1.2, HTTP/1.1' }),
 };
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamTarget } from '../compile/types';
-import { HOP_BY_HOP_RESPONSE, isTimeout, type Forwarder } from './forwarder';
+import { HOP_BY_HOP_RESPONSE, isTimeout, type ForwardObserver, type Forwarder } from './forwarder';
 
 /** Most header names cannot be hop-by-hop by their length alone: only those lengths are lower-cased and looked up. */
 const HOP_BY_HOP_LENGTHS = new Set([...HOP_BY_HOP_RESPONSE].map((name) => name.length));
@@ -28,6 +28,10 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly res: ServerResponse,
     /** plugin-set headers that replace the upstream's of the same name */
     private readonly extraHeaders: ReadonlyMap<string, string> | null = null,
+    /** a balanced request's observer, and how to send its next attempt */
+    private readonly observer: ForwardObserver | null = null,
+    private readonly retry: ((next: UpstreamRequest) => void) | null = null,
+    private readonly replayable = false,
   ) {
     res.once('close', () => {
       if (!this.done) {
@@ -44,6 +48,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (statusCode < 200) return true;
     this.resume = resume;
+    this.observer?.onResponse(statusCode);
     const headers: string[] = [];
     const extra = this.extraHeaders;
     for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -65,12 +70,20 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onComplete(): void {
     this.done = true;
+    this.observer?.onEnd();
     this.res.end();
   }
 
   onError(err: Error): void {
     if (this.done) return;
     this.done = true;
+    if (this.observer !== null) {
+      if (this.res.headersSent) this.observer.onEnd();
+      else if (!this.res.destroyed) {
+        const next = this.observer.onFailure(err, this.replayable);
+        if (next !== null && this.retry !== null) return this.retry(next);
+      }
+    }
     if (this.res.headersSent) this.res.destroy(err);
     else sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
   }
@@ -92,7 +105,7 @@ export class UndiciForwarder implements Forwarder {
         keepAliveTimeout: this.options.keepAliveTimeout ?? 4_000,
         connect: {
           timeout: target.connectTimeout,
-          ...(target.protocol === 'https' ? { rejectUnauthorized: target.tlsVerify, servername: target.host } : {}),
+          ...(target.protocol === 'https' ? { rejectUnauthorized: target.tlsVerify, servername: target.sni ?? target.host } : {}),
         },
       });
       this.pools.set(target.poolKey, pool);
@@ -100,8 +113,11 @@ export class UndiciForwarder implements Forwarder {
     return pool;
   }
 
-  forward(_req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
-    const relay = new ResponseRelay(res, upstream.responseHeaders);
+  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest, observer: ForwardObserver | null = null): void {
+    const relay =
+      observer === null
+        ? new ResponseRelay(res, upstream.responseHeaders)
+        : new ResponseRelay(res, upstream.responseHeaders, observer, (next) => this.forward(req, res, next, observer), upstream.body === null || Buffer.isBuffer(upstream.body));
     try {
       this.poolFor(upstream.target).dispatch(
         {
