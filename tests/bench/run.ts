@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
+import { runBalancingBench } from './balancing';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -50,11 +51,11 @@ async function main(): Promise<void> {
   } finally {
     await upstream.stop();
   }
-  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0]!;
+  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0];
   console.log('');
-  printTable(rows, baseline);
+  if (baseline) printTable(rows, baseline);
   const direct = rows.find((r) => r.name.startsWith('(a)'));
-  if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+  if (direct && baseline) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
 
   if (!only || only.includes('propagation')) {
     const propagationUpstream = await startScript(here('servers/upstream.ts'));
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
       await propagationUpstream.stop();
     }
   }
+
+  if (!only || only.includes('balancing')) await runBalancingBench({ seconds, connections, apiKey: API_KEY });
 }
 
 /** a jwt scenario script prints `JWT <token>` before its LISTENING line; the token is sent as a bearer token */

@@ -128,7 +128,21 @@ describe.each<BackendName>(['postgres', 'pglite'])('upstreams and targets (%s)',
     expect(replaced.status).toBe(200);
     expect(replaced.body).toMatchObject({ id: put.body.id, algorithm: 'round-robin', tags: null });
     expect((await http().post('/upstreams').send({ name: 'put.test' })).status).toBe(409);
-    expect((await http().get('/schemas/upstreams')).status).toBe(200);
+  });
+
+  it('describes both entities in /schemas and the OpenAPI document', async () => {
+    const upstreamSchema = await http().get('/schemas/upstreams');
+    expect(upstreamSchema.status).toBe(200);
+    const fields = Object.assign({}, ...upstreamSchema.body.fields);
+    expect(fields.algorithm).toMatchObject({ type: 'string', default: 'round-robin', one_of: ['round-robin', 'consistent-hashing', 'least-connections', 'latency'] });
+    expect(fields.slots).toMatchObject({ type: 'integer', default: 10000, between: [10, 65536] });
+    expect(fields.healthchecks.type).toBe('record');
+    const targetSchema = await http().get('/schemas/targets');
+    expect(Object.assign({}, ...targetSchema.body.fields).weight).toMatchObject({ type: 'integer', default: 100, between: [0, 65535] });
+    const validate = await http().post('/schemas/upstreams/validate').send({ name: 'ok.test', algorithm: 'latency' });
+    expect(validate.status).toBe(200);
+    const openapi = await http().get('/openapi.json');
+    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/upstreams', '/targets']));
   });
 
   it('adds targets as host:port with port 8000 when omitted and weight 100 by default', async () => {

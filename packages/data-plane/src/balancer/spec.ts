@@ -49,9 +49,17 @@ function rule(source: string, name: string | null | undefined): HashRule {
   return { source: source as HashSource, name: lower };
 }
 
-function upstreamSpec(upstream: Upstream, targets: TargetSpec[]): UpstreamSpec {
+/** Upstreams mostly share a few health-check settings: each distinct one is parsed once per snapshot. */
+function healthchecksOf(raw: unknown, seen: Map<string, Healthchecks>): Healthchecks {
+  const key = JSON.stringify(raw ?? {});
+  let parsed = seen.get(key);
   // rows from older snapshots or hand-built ones get Kong's defaults
-  const healthchecks = healthchecksSchema.parse(upstream.healthchecks ?? {});
+  if (parsed === undefined) seen.set(key, (parsed = healthchecksSchema.parse(raw ?? {})));
+  return parsed;
+}
+
+function upstreamSpec(upstream: Upstream, targets: TargetSpec[], seen: Map<string, Healthchecks>): UpstreamSpec {
+  const healthchecks = healthchecksOf(upstream.healthchecks, seen);
   const { active, passive } = healthchecks;
   const activeOn = active.healthy.interval > 0 || active.unhealthy.interval > 0;
   const passiveOn = passive.healthy.successes > 0 || passive.unhealthy.http_failures > 0 || passive.unhealthy.tcp_failures > 0 || passive.unhealthy.timeouts > 0;
@@ -92,9 +100,10 @@ export function compileUpstreams(config: Pick<SnapshotConfig, 'upstreams' | 'tar
     byUpstream.set(t.upstream.id, list);
   }
   const out = new Map<string, UpstreamSpec>();
+  const seen = new Map<string, Healthchecks>();
   for (const upstream of config.upstreams ?? []) {
     const targets = (byUpstream.get(upstream.id) ?? []).sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
-    const spec = upstreamSpec(upstream, targets);
+    const spec = upstreamSpec(upstream, targets, seen);
     out.set(spec.name, spec);
   }
   return out;
