@@ -35,8 +35,9 @@ export class RedisHealthChannel implements HealthChannel {
     this.commands = this.connect();
   }
 
-  private connect(): Redis {
+  private connect(extra: { autoResubscribe?: boolean } = {}): Redis {
     const connection = new Redis(this.options.url, {
+      ...extra,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt: number) => Math.min(100 * 2 ** Math.min(attempt - 1, 10), 2000),
       connectTimeout: 5000,
@@ -67,8 +68,12 @@ export class RedisHealthChannel implements HealthChannel {
     await this.commands.publish(this.keys.manual, JSON.stringify(command));
   }
 
+  /**
+   * Subscribes on every (re)connection, so a data plane started while Redis is down hears commands once it is back.
+   * Resolves after the first subscription, or at once when Redis cannot be reached yet.
+   */
   async subscribeManual(handler: (command: ManualHealthCommand) => void): Promise<BusSubscription> {
-    const connection = this.connect();
+    const connection = this.connect({ autoResubscribe: false });
     this.subscribers.add(connection);
     connection.on('message', (channel: string, message: string) => {
       if (channel !== this.keys.manual) return;
@@ -76,8 +81,16 @@ export class RedisHealthChannel implements HealthChannel {
       if (command === null) return this.logger.warn('ignoring a malformed health command', { channel });
       handler(command);
     });
-    // ioredis resubscribes by itself after a reconnect
-    await connection.subscribe(this.keys.manual).catch((error: Error) => this.logger.warn('health subscription failed; retrying', { error: error.message }));
+    const first = new Promise<void>((resolve) => {
+      connection.on('ready', () => {
+        connection.subscribe(this.keys.manual).then(
+          () => resolve(),
+          (error: Error) => this.logger.warn('health subscription failed; retrying on the next connection', { error: error.message }),
+        );
+      });
+      connection.once('error', () => resolve());
+    });
+    await first;
     return {
       close: async () => {
         this.subscribers.delete(connection);

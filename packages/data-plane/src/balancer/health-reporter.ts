@@ -23,6 +23,8 @@ export class HealthReporter {
   private pending: NodeJS.Timeout | null = null;
   private stopChanges: (() => void) | null = null;
   private stopped = false;
+  /** the last report failed: say so once per outage, not every period */
+  private failing = false;
 
   constructor(private readonly options: HealthReporterOptions) {}
 
@@ -55,8 +57,10 @@ export class HealthReporter {
         config_version: this.options.configVersion(),
         upstreams: this.options.registry.healthReport(),
       });
+      this.failing = false;
     } catch (error) {
-      this.options.log?.warn('target health report failed', { error: (error as Error).message });
+      if (!this.failing) this.options.log?.warn('target health report failed; retrying', { error: (error as Error).message });
+      this.failing = true;
     }
   }
 
