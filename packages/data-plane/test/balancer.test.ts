@@ -143,6 +143,20 @@ describe('balancing', () => {
     expect((await held).json.target).toBe('t1');
   });
 
+  it('a client that leaves before the answer does not leave its request counted on the target', async () => {
+    const [slow] = await targets(1);
+    slow!.delayMs = 1000;
+    load({ algorithm: 'least-connections' }, [{ target: slow!.address }]);
+    const { request } = await import('node:http');
+    const req = request({ host: '127.0.0.1', port: dp.port, path: '/lb', agent: false });
+    req.on('error', () => undefined);
+    req.end();
+    const address = () => dp.balancers.get('lb.test')!.addresses[0]!;
+    await until(() => address().active === 1, 'the request to be in flight');
+    req.destroy();
+    await until(() => address().active === 0, 'the count to drop when the client left');
+  });
+
   it('latency prefers the target that answers faster', async () => {
     const [slow, fast] = await targets(2);
     slow!.delayMs = 60;

@@ -36,6 +36,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     res.once('close', () => {
       if (!this.done) {
         this.done = true;
+        // the client left: the attempt ends without a verdict on the target
+        this.observer?.onEnd();
         this.abortUpstream?.(new Error('client closed the connection'));
       }
     });
