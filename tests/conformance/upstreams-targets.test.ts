@@ -196,6 +196,10 @@ describe.each<BackendName>(['postgres', 'pglite'])('upstreams and targets (%s)',
     expect((await http().get(`/upstreams/one.test/targets/${t1.body.id}`)).status).toBe(404);
     expect((await http().delete('/upstreams/one.test/targets/shared.example:81')).status).toBe(404);
     expect((await http().get('/upstreams/two.test/targets/shared.example:81')).status).toBe(200);
+    // outside an upstream a host:port names no single target; an id does
+    expect((await http().get('/targets/shared.example:81')).status).toBe(404);
+    expect((await http().get(`/targets/${t2.body.id}`)).body.target).toBe('shared.example:81');
+    expect((await http().get(`/targets/${t2.body.id}/upstream`)).body.name).toBe('two.test');
   });
 
   it('deleting an upstream deletes its targets in the same write', async () => {

@@ -1,11 +1,11 @@
 import type { Request } from 'express';
-import { Errors, HttpError, normalizeTarget, parseHostPort, type Target, type Upstream } from '@gatehouse/core';
+import { Errors, HttpError, parseHostPort, type Target, type Upstream } from '@gatehouse/core';
 import type { HealthChannel } from '@gatehouse/sync';
 import { param, sendList, writeInput, type AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
 import { parseListQuery } from '../service/paging';
 import { isUuid } from '../service/references';
-import type { Executor, StoredEntity } from '../store/entity-repository';
+import type { StoredEntity } from '../store/entity-repository';
 import { balancerHealthView, targetHealthView } from './health-view';
 
 /** A data plane counts as live for health while its last report is younger than this. */
@@ -34,16 +34,8 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
   };
 
   /** a target of this upstream by id or by `host[:port]` (port 8000 when omitted) */
-  const findTarget = async (upstreamId: string, ref: string, ex: Executor = ctx.store.db): Promise<StoredEntity | null> => {
-    if (isUuid(ref)) {
-      const byId = await ctx.store.repo('targets').findById(ex, ref);
-      return byId && (byId.upstream as { id?: string } | null)?.id === upstreamId ? byId : null;
-    }
-    const normalized = normalizeTarget(ref);
-    if (normalized === null) return null;
-    const row = await ex.selectFrom('targets').select('entity').where('upstream_id', '=', upstreamId).where('target', '=', normalized).executeTakeFirst();
-    return row ? (row.entity as StoredEntity) : null;
-  };
+  const findTarget = (upstreamId: string, ref: string): Promise<StoredEntity | null> =>
+    entities.find(targetKind(), ref, { field: 'upstream', id: upstreamId });
 
   const targetOf = async (req: Request, upstream: StoredEntity): Promise<StoredEntity> => {
     const found = await findTarget(upstream.id, param(req, 'target'));
