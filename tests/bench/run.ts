@@ -8,6 +8,7 @@ import { measureBasicAuthStall, printBasicAuthStall } from './basic-auth-stall';
 import { measureDeclarative, printDeclarative } from './declarative';
 import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
+import { runBalancingBench } from './balancing';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
         `${t.startDown.toFixed(1)} ms (${(t.startDown / t.startUp).toFixed(1)}× with Redis up, ${t.startUp.toFixed(1)} ms)`,
     );
   }
+
+  if (!only || only.includes('balancing')) await runBalancingBench({ seconds, connections, apiKey: API_KEY });
 }
 
 /** a jwt scenario script prints `JWT <token>` before its LISTENING line; the token is sent as a bearer token */

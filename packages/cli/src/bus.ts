@@ -1,4 +1,4 @@
-import { MemoryBus, RedisBus, type ConfigBus } from '@gatehouse/sync';
+import { MemoryBus, MemoryHealthChannel, RedisBus, RedisHealthChannel, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Settings } from './settings';
 
@@ -7,4 +7,10 @@ export function openBus(settings: Settings, log: Logger): ConfigBus {
   if (settings.redisUrl) return new RedisBus({ url: settings.redisUrl, prefix: settings.redisPrefix, logger: log });
   if (settings.role !== 'all') throw new Error(`REDIS_URL is required for the ${settings.role.replace('_', '-')} role`);
   return new MemoryBus();
+}
+
+/** Target health between the planes: Redis when REDIS_URL is set, else one in-process channel. */
+export function openHealthChannel(settings: Settings, log: Logger): HealthChannel {
+  if (settings.redisUrl) return new RedisHealthChannel({ url: settings.redisUrl, prefix: settings.redisPrefix, logger: log });
+  return new MemoryHealthChannel();
 }

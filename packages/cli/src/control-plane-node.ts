@@ -18,7 +18,7 @@ import {
 } from '@gatehouse/control-plane';
 import { compile } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
-import type { ConfigBus } from '@gatehouse/sync';
+import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -38,7 +38,7 @@ export async function startControlPlaneNode(
   bus: ConfigBus,
   secret: string,
   log: Logger,
-  opts: { statusExtras?: () => Record<string, unknown>; extensions?: Array<(ctx: AdminContext) => void> } = {},
+  opts: { statusExtras?: () => Record<string, unknown>; extensions?: Array<(ctx: AdminContext) => void>; health?: HealthChannel | null } = {},
 ): Promise<ControlPlaneNode> {
   const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
   const database = await openDatabase({
@@ -66,6 +66,7 @@ export async function startControlPlaneNode(
     statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, publisher: publisher?.status(), ...opts.statusExtras?.() }),
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,
+    health: opts.health ?? null,
     extensions: [rbac.extension, keysExtension(keyring), clusteringExtension(bus), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });

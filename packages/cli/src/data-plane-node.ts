@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
+import { hostname } from 'node:os';
+import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, HealthReporter, SystemResolver, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
 import { applyPurgeMessage, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, proxyCachePurgeChannel, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
 import { Redis } from 'ioredis';
-import { DataPlaneSync, type ConfigBus } from '@gatehouse/sync';
+import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -24,6 +25,7 @@ export async function startDataPlaneNode(
   secret: string,
   log: Logger,
   extraRuntime: PluginRuntime = {},
+  health: HealthChannel | null = null,
 ): Promise<DataPlaneNode> {
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process;
   // commands fail fast while Redis is down so a plugin's fault_tolerant setting decides, not a queue
@@ -62,7 +64,19 @@ export async function startDataPlaneNode(
     underscoreHeaders: settings.underscoreHeaders,
     maxBufferedBody: settings.maxBufferedBody,
     log: { error: log.error, warn: log.warn },
+    balancer: { resolver: new SystemResolver(settings.dnsResolver) },
   });
+  // target health goes to the control plane; manual health comes back from it
+  const reporter = health
+    ? new HealthReporter({
+        registry: proxy.balancers,
+        channel: health,
+        identity: { id, hostname: hostname() },
+        configVersion: () => (holder.loaded ? holder.current.version : 0),
+        log: { warn: log.warn },
+      })
+    : null;
+  await reporter?.start();
   const status = settings.statusListen
     ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }) })
     : null;
@@ -74,6 +88,7 @@ export async function startDataPlaneNode(
     status,
     sync,
     close: async () => {
+      await reporter?.stop();
       await sync.stop();
       await status?.close();
       await proxy.close(2000);

@@ -5,7 +5,7 @@ import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-p
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
-import { openBus } from './bus';
+import { openBus, openHealthChannel } from './bus';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { runConfigCommand } from './config-command';
@@ -65,6 +65,7 @@ async function run(command: string): Promise<void> {
   const log = createLogger(settings.logLevel, role);
   const secret = clusterSecret(settings);
   const bus: ConfigBus = openBus(settings, log);
+  const health = openHealthChannel(settings, log);
   // oauth2 tokens live where every data plane sees them: Redis in a cluster, one shared store in one process
   const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
@@ -86,6 +87,7 @@ async function run(command: string): Promise<void> {
       await dp?.close();
       await cp?.close();
       await bus.close();
+      await health.close();
       tokenRedis?.disconnect();
     } finally {
       process.stdout.write('stopped\n');
@@ -99,16 +101,24 @@ async function run(command: string): Promise<void> {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
       statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
       extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
+      health,
     });
     const exposure = adminExposureWarning(settings);
     if (exposure) log.warn(exposure);
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   }
   if (role !== 'control_plane') {
-    dp = await startDataPlaneNode(settings, bus, secret, log, {
-      ...(!settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {}),
-      ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}),
-    });
+    dp = await startDataPlaneNode(
+      settings,
+      bus,
+      secret,
+      log,
+      {
+        ...(!settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {}),
+        ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}),
+      },
+      health,
+    );
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.proxy.host, port: dp.proxy.port })}\n`);
     if (dp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: dp.status.port })}\n`);
   }

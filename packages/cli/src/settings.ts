@@ -22,6 +22,8 @@ export interface Settings {
   dataPlaneId: string | null;
   /** CIDRs or addresses of proxies in front of the data plane whose X-Forwarded-For is believed */
   trustedIps: string[];
+  /** DNS servers (`ip[:port]`) that resolve upstream targets given by name; empty = the system's resolver */
+  dnsResolver: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** keep client headers whose names contain `_` (dropped by default) */
   underscoreHeaders: boolean;
@@ -52,6 +54,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
+  { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
   { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
@@ -90,6 +93,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     keyringSecret: blank(env.GATEHOUSE_KEYRING_SECRET),
     dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),

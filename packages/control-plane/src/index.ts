@@ -12,3 +12,4 @@ export { clusteringExtension } from './routes/clustering';
 export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './oauth2';
 export * from './declarative';
 export { mountProxyCacheRoutes, proxyCacheExtension } from './proxy-cache/routes';
+export * from './upstreams';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Redis } from 'ioredis';
-import { compareEpochs, newEpoch, type Snapshot } from '@gatehouse/core';
+import { compareEpochs, emptyConfig, newEpoch, type Snapshot } from '@gatehouse/core';
 import { compile } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { RedisBus, redisBusKeys, signSnapshot, verifySnapshot } from '@gatehouse/sync';
@@ -73,7 +73,7 @@ describe('SnapshotPublisher against forged, foreign and ahead-of-database heads 
     await raw.set(keys.head, JSON.stringify({ version: snapshot.version, hash: snapshot.hash, epoch: snapshot.epoch }));
   };
   const fakeSnapshot = (version: number, epoch: string | undefined, secret: string) => {
-    const base = { format: 1 as const, version, created_at: 0, hash: 'f'.repeat(32), hashes: {} as Snapshot['hashes'], config: { services: [], routes: [], consumers: [], plugins: [], credentials: {}, key_sets: [], keys: [] } };
+    const base = { format: 1 as const, version, created_at: 0, hash: 'f'.repeat(32), hashes: {} as Snapshot['hashes'], config: emptyConfig() };
     return signSnapshot(epoch ? { ...base, epoch } : base, secret);
   };
 

@@ -1,4 +1,4 @@
-import type { Consumer, Plugin, Route, Service } from './entities';
+import type { Consumer, Plugin, Route, Service, Target, Upstream } from './entities';
 
 /** A key as data planes receive it: private material already decrypted by the control plane. */
 export interface SnapshotKey {
@@ -27,9 +27,12 @@ export interface SnapshotConfig {
   credentials: Record<string, Array<Record<string, unknown> & { id: string; consumer: { id: string } | null }>>;
   key_sets: SnapshotKeySet[];
   keys: SnapshotKey[];
+  /** balancers: upstreams by id, and their targets (a service whose host is an upstream's name is balanced) */
+  upstreams: Upstream[];
+  targets: Target[];
 }
 
-export const SNAPSHOT_SECTIONS = ['services', 'routes', 'consumers', 'plugins', 'credentials', 'key_sets', 'keys'] as const;
+export const SNAPSHOT_SECTIONS = ['services', 'routes', 'consumers', 'plugins', 'credentials', 'key_sets', 'keys', 'upstreams', 'targets'] as const;
 export type SnapshotSection = (typeof SNAPSHOT_SECTIONS)[number];
 
 export interface Snapshot {
@@ -69,5 +72,5 @@ export interface SnapshotAnnouncement {
 export const EMPTY_CONFIG_HASH = '00000000000000000000000000000000';
 
 export function emptyConfig(): SnapshotConfig {
-  return { services: [], routes: [], consumers: [], plugins: [], credentials: {}, key_sets: [], keys: [] };
+  return { services: [], routes: [], consumers: [], plugins: [], credentials: {}, key_sets: [], keys: [], upstreams: [], targets: [] };
 }

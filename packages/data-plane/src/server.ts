@@ -3,7 +3,10 @@ import { createServer as createHttpsServer, type ServerOptions as HttpsServerOpt
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime } from '@gatehouse/plugins';
-import type { CompiledConfig } from './compile/types';
+import type { CompiledConfig, UpstreamTarget } from './compile/types';
+import { BalancedRequest } from './balancer/balanced-request';
+import { hashKeyOf } from './balancer/hash-key';
+import { BalancerRegistry, type BalancerRegistryOptions } from './balancer/registry';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
 import { Exchange } from './pipeline/exchange';
@@ -53,6 +56,8 @@ export interface DataPlaneServerOptions {
   requestTimeout?: number;
   /** how often Node looks for clients past those timeouts (ms); Node's default (30 s) */
   connectionsCheckingInterval?: number;
+  /** upstream balancing: DNS resolver, active-check tick (a BalancerRegistry is made from these) */
+  balancer?: BalancerRegistryOptions;
 }
 
 export interface ServerStats {
@@ -66,6 +71,8 @@ export interface DataPlaneServer {
   readonly server: Server;
   readonly holder: ConfigHolder;
   readonly forwarder: Forwarder;
+  /** the balancers of the served upstreams (health, DNS, manual health) */
+  readonly balancers: BalancerRegistry;
   readonly host: string;
   readonly port: number;
   stats(): ServerStats;
@@ -126,6 +133,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
   const allowUnderscores = options.underscoreHeaders === true;
+  // balancers follow the served config; registered before the pool pruning below, which reads them
+  const balancers = new BalancerRegistry(options.balancer);
+  balancers.update(holder.current.upstreams);
+  const stopBalancing = holder.onSwap((next) => balancers.update(next.upstreams));
 
   /**
    * Routes a request against the current configuration: the exchange to run, or the gateway's own answer. The path
@@ -160,7 +171,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       applyResponseHeaders(res, ex);
       return sendFixed(res, ProxyErrors.noService);
     }
-    forwarder.forward(req, res, buildUpstreamRequest(ex, target, false, ex.responseSteps === null ? null : responseHooksOf(ex)));
+    const hooks = ex.responseSteps === null ? null : responseHooksOf(ex);
+    if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks);
+    forwarder.forward(req, res, buildUpstreamRequest(ex, target, false, hooks));
   }
 
   /** The response hooks of the plugins that ran on the exchange, in order; a failing hook is logged and skipped. */
@@ -176,6 +189,42 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
         }
       }
     };
+  }
+
+  function noPeer(res: ServerResponse, ex: Exchange): void {
+    applyResponseHeaders(res, ex);
+    sendFixed(res, ProxyErrors.noHealthyTarget);
+  }
+
+  /** A service whose host names an upstream: pick an address (waiting only for a name's first DNS answer). */
+  function forwardBalanced(req: IncomingMessage, res: ServerResponse, ex: Exchange, service: UpstreamTarget, hooks: ResponseInterceptor | null): void {
+    const balancer = balancers.get(service.balancer!);
+    if (balancer === undefined) return noPeer(res, ex);
+    const key = hashKeyOf(balancer.spec, ex);
+    const send = (): boolean => {
+      const address = balancer.pick(key, null);
+      if (address === null) return false;
+      const attempt = new BalancedRequest(balancers, balancer, address, ex, service, key, ex.service?.retries ?? 5, hooks);
+      forwarder.forward(req, res, attempt.request(), attempt);
+      return true;
+    };
+    if (send()) return;
+    const pending = balancer.pending;
+    if (pending.length === 0) return noPeer(res, ex);
+    Promise.all(pending).then(
+      () => {
+        if (!send()) noPeer(res, ex);
+      },
+      () => noPeer(res, ex),
+    );
+  }
+
+  /** the target an upgrade goes to: the service's, or an address of its upstream; null when none is available */
+  function upgradeTarget(ex: Exchange, service: UpstreamTarget): UpstreamTarget | null {
+    if (service.balancer === null) return service;
+    const balancer = balancers.get(service.balancer);
+    const address = balancer?.pick(hashKeyOf(balancer.spec, ex), null) ?? null;
+    return address === null ? null : address.forwardTarget(service, balancer!.spec.hostHeader);
   }
 
   function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {
@@ -225,8 +274,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       sendOnSocket(socket as Socket, rendered.status, rendered.headers, rendered.body);
     };
     const proceed = (ex: Exchange) => {
-      const target = ex.compiledRoute.upstream;
-      if (target === null) return answerFixed(ProxyErrors.noService);
+      const service = ex.compiledRoute.upstream;
+      if (service === null) return answerFixed(ProxyErrors.noService);
+      const target = upgradeTarget(ex, service);
+      if (target === null) return answerFixed(ProxyErrors.noHealthyTarget);
       upgrades.relay(req, socket, head, buildUpstreamRequest(ex, target, true));
     };
     const settle = (outcome: ChainOutcome, ex: Exchange) => (outcome === null ? proceed(ex) : answerPlugin(outcome, ex));
@@ -270,7 +321,16 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const stopPruning = holder.onSwap((next) => {
     if (!forwarder.prune) return;
     const active = new Set<string>();
-    for (const route of next.routes) if (route.upstream) active.add(route.upstream.poolKey);
+    for (const route of next.routes) {
+      const service = route.upstream;
+      if (!service) continue;
+      if (service.balancer === null) {
+        active.add(service.poolKey);
+        continue;
+      }
+      const balancer = balancers.get(service.balancer);
+      for (const address of balancer?.addresses ?? []) active.add(address.forwardTarget(service, balancer!.spec.hostHeader).poolKey);
+    }
     forwarder.prune(active);
   });
 
@@ -279,11 +339,14 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     server,
     holder,
     forwarder,
+    balancers,
     host: address.address,
     port: address.port,
     stats: () => ({ ...stats }),
     async close(graceMs = 0) {
       stopPruning();
+      stopBalancing();
+      balancers.close();
       await closeServer(server, graceMs);
       upgrades.close();
       await forwarder.close();

@@ -7,3 +7,6 @@ export * from './data-plane-identity';
 export * from './data-plane-sync';
 export * from './snapshot-order';
 export * from './announcement';
+export * from './health-channel';
+export * from './memory-health-channel';
+export * from './redis-health-channel';

@@ -10,3 +10,5 @@ export * from './file-upstream';
 export * from './raw-http';
 export * from './postgres-server';
 export * from './database-admin';
+export * from './target-server';
+export * from './dns-server';

@@ -7,12 +7,17 @@ import {
   pluginSchema,
   routeSchema,
   serviceSchema,
+  targets as targetDefinition,
+  targetSchema,
+  upstreamSchema,
   type Consumer,
   type Plugin,
   type Route,
   type Service,
   type Snapshot,
   type SnapshotConfig,
+  type Target,
+  type Upstream,
 } from '@gatehouse/core';
 
 /**
@@ -42,6 +47,16 @@ export function makePlugin(fields: Record<string, unknown>): Plugin {
 
 export function makeCredential(consumer: Consumer, fields: Record<string, unknown>): { id: string; consumer: { id: string } } & Record<string, unknown> {
   return { id: randomUUID(), created_at: clock++, consumer: { id: consumer.id }, tags: null, ...fields };
+}
+
+export function makeUpstream(fields: Record<string, unknown>): Upstream {
+  return upstreamSchema.parse({ id: randomUUID(), ...stamp(), ...fields }) as Upstream;
+}
+
+/** A target of `upstream`; `target` is normalised to `host:port` as the control plane stores it. */
+export function makeTarget(upstream: Upstream, fields: Record<string, unknown>): Target {
+  const input = targetDefinition.normalizeInput!({ id: randomUUID(), ...stamp(), upstream: { id: upstream.id }, ...fields });
+  return targetSchema.parse(input) as Target;
 }
 
 /** A snapshot from the given sections (the others empty), with its hashes. */

@@ -13,13 +13,17 @@ export interface BenchGateway {
   runtime?: PluginRuntime;
   /** runs after the server closed (SIGTERM/SIGINT) */
   cleanup?: () => Promise<void>;
+  /** balancing: the service's host (an upstream's name) and the upstreams and targets of the snapshot */
+  serviceHost?: string;
+  upstreams?: SnapshotConfig['upstreams'];
+  targets?: SnapshotConfig['targets'];
 }
 
 /** Starts the data plane on PORT (0 = any) in front of UPSTREAM_URL on path `/`; prints `LISTENING <port>`. */
 export async function serveGateway(setup: BenchGateway): Promise<void> {
   const upstream = process.env.UPSTREAM_URL;
   if (!upstream) throw new Error('UPSTREAM_URL is required');
-  const service = makeService({ name: 'bench', url: upstream });
+  const service = makeService({ name: 'bench', url: upstream, ...(setup.serviceHost ? { host: setup.serviceHost } : {}) });
   const route = makeRoute({ paths: ['/'], service: { id: service.id } });
   const snapshot = makeSnapshot({
     services: [service],
@@ -27,6 +31,8 @@ export async function serveGateway(setup: BenchGateway): Promise<void> {
     consumers: setup.consumers ?? [],
     plugins: setup.plugins(service.id),
     credentials: setup.credentials ?? {},
+    upstreams: setup.upstreams ?? [],
+    targets: setup.targets ?? [],
   });
   const quiet = { error: () => undefined, warn: () => undefined };
   const server = await createDataPlaneServer({

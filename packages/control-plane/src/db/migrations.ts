@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import { consumers, newEpoch, plugins, routes, services, type EntityDefinition } from '@gatehouse/core';
+import { consumers, newEpoch, plugins, routes, services, targets, upstreams, type EntityDefinition } from '@gatehouse/core';
 import { apis } from '../legacy/api-entity';
 import { createEntityTable } from './entity-tables';
 
@@ -7,6 +7,9 @@ export type MigrationSet = Record<string, Migration>;
 
 /** The entities of core, in dependency order. */
 export const CORE_ENTITIES: EntityDefinition[] = [consumers, services, routes, plugins];
+
+/** Upstreams and their targets (targets.upstream_id → upstreams ON DELETE CASCADE, UNIQUE (upstream, target)). */
+export const BALANCER_ENTITIES: EntityDefinition[] = [upstreams, targets];
 
 /** Every entity the control plane itself stores: core's and the legacy /apis rows. */
 export const BASE_ENTITIES: EntityDefinition[] = [...CORE_ENTITIES, apis];
@@ -48,6 +51,12 @@ export function coreMigrations(): MigrationSet {
           .addColumn('updated_at', 'bigint', (c) => c.notNull())
           .execute();
         await sql`insert into cluster_epoch (id, epoch, updated_at) values (1, ${newEpoch()}, extract(epoch from now())::bigint)`.execute(db);
+      },
+    },
+    '0005_upstreams_and_targets': {
+      async up(db) {
+        const known = byName(BALANCER_ENTITIES);
+        for (const def of BALANCER_ENTITIES) await createEntityTable(db, def, known);
       },
     },
   };

@@ -19,6 +19,8 @@ import { cors } from './cors';
 import { errorResponder, notFound, type AdminLogger } from './errors';
 import { adminLatency } from './latency';
 import { ResourceRegistry } from './resources';
+import type { HealthChannel } from '@gatehouse/sync';
+import { mountUpstreamRoutes } from '../upstreams/routes';
 
 export interface AdminAppDeps {
   /** an opened (migrated) database */
@@ -46,6 +48,8 @@ export interface AdminAppDeps {
   /** modules that add entities or routes (keys, RBAC, …); they run after the core routes are mounted */
   extensions?: Array<(ctx: AdminContext) => void>;
   log?: AdminLogger;
+  /** target health reported by data planes, and manual health changes sent to them (upstreams' /health) */
+  health?: HealthChannel | null;
 }
 
 /** The version Kong tools see: decK and Kong Manager gate features on Kong's version. */
@@ -111,6 +115,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
   mountTagRoutes(ctx);
   mountApiRoutes(ctx);
   mountDeclarativeRoutes(ctx);
+  mountUpstreamRoutes(ctx, { health: deps.health ?? null });
   for (const kind of entities.allKinds()) mountEntityRoutes(ctx, kind);
   for (const extension of deps.extensions ?? []) extension(ctx);
   resources.finish();

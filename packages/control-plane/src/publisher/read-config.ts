@@ -1,4 +1,4 @@
-import { emptyConfig, type SnapshotConfig } from '@gatehouse/core';
+import { emptyConfig, targets, upstreams, type SnapshotConfig } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Keyring } from '../keys/keyring';
 import { loadKeysForSnapshot } from '../keys/snapshot-keys';
@@ -33,6 +33,8 @@ export async function readSnapshotConfig(
       config.credentials[entity.name] = (await store.repo(entity.name).all(trx)) as unknown as SnapshotConfig['credentials'][string];
     }
     if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
+    config.upstreams = (await store.register(upstreams).all(trx)) as unknown as SnapshotConfig['upstreams'];
+    config.targets = (await store.register(targets).all(trx)) as unknown as SnapshotConfig['targets'];
     return { config, epoch: await readEpoch(trx) };
   });
   return { version, epoch: result.epoch, config: result.config };

@@ -3,6 +3,7 @@ import type { PluginDefinition } from '@gatehouse/plugins';
 import { credentialKind } from './credential-kind';
 import { plainKind, type EntityKind } from './entity-kind';
 import { pluginKind } from './plugin-kind';
+import { targetKind, upstreamKind } from '../upstreams/kinds';
 
 /** Registers the core entities and the credential entities of the given plugins. */
 /** where kinds are registered: the admin API's EntityService, or a plain list (offline document checks) */
@@ -22,4 +23,6 @@ export function registerDefaultKinds(service: KindRegistry, plugins: PluginDefin
   service.register(plainKind(routes));
   service.register(pluginKind(plugins));
   for (const plugin of plugins) for (const entity of plugin.entities ?? []) service.register(credentialKind(entity));
+  service.register(upstreamKind);
+  service.register(targetKind);
 }

@@ -33,6 +33,10 @@ export interface EntityKind {
   nestedPaths?: Record<string, string>;
   /** unique fields a collection GET accepts as exact-match query filters (consumers: `?custom_id=`) */
   listFilters?: string[];
+  /** the endpoint key as stored, from the form a URL may give it in (a target `host` → `host:8000`) */
+  normalizeKey?(ref: string): string;
+  /** the endpoint key is unique only under the parent of the scope (targets), so lookups by key need one */
+  keyUniqueInScope?: boolean;
 }
 
 export function plainKind(def: EntityDefinition): EntityKind {

@@ -75,8 +75,11 @@ export class EntityService {
     const repo = this.store.repo(kind.def.name);
     let entity: StoredEntity | null;
     if (isUuid(ref)) entity = await repo.findById(ex, ref);
-    else if (kind.def.endpointKey) entity = await repo.findByField(ex, kind.def.endpointKey, ref);
-    else throw invalidPrimaryKey(ref);
+    else if (kind.def.endpointKey) {
+      const key = kind.normalizeKey ? kind.normalizeKey(ref) : ref;
+      if (kind.keyUniqueInScope && !scope) return null;
+      entity = await repo.findByField(ex, kind.def.endpointKey, key, scope ? { [scope.field]: scope.id } : undefined);
+    } else throw invalidPrimaryKey(ref);
     return entity && inScope(entity, scope) ? entity : null;
   }
 

@@ -102,13 +102,15 @@ export class EntityRepository {
     return row ? (row.entity as StoredEntity) : null;
   }
 
-  /** lookup by a unique field (the endpoint key) or a foreign id */
-  async findByField(ex: Executor, field: string, value: string): Promise<StoredEntity | null> {
+  /** lookup by a unique field (the endpoint key) or a foreign id, optionally among one parent's children */
+  async findByField(ex: Executor, field: string, value: string, foreign?: Record<string, string>): Promise<StoredEntity | null> {
     // Postgres text cannot hold NUL, so no stored value equals one that contains it
     if (value.includes('\u0000')) return null;
     const column = columnOf(this.def, field);
     const hasColumn = column === 'id' || this.spec.plainColumns.includes(column) || this.spec.foreign.some((f) => f.column === column);
-    const query = ex.selectFrom(this.def.name).select('entity').limit(1);
+    let query = ex.selectFrom(this.def.name).select('entity').limit(1);
+    // a key unique only under its parent (a target's host:port in its upstream) is looked up there
+    for (const [f, id] of Object.entries(foreign ?? {})) query = query.where(columnOf(this.def, f), '=', id);
     const row = hasColumn
       ? await query.where(column, '=', value).executeTakeFirst()
       : await query.where(sql<string>`entity ->> ${field}`, '=', value).executeTakeFirst();

@@ -7,3 +7,6 @@ export * from './plugins';
 export * from './key-sets';
 export * from './keys';
 export * from './private-fields';
+export * from './hosts';
+export * from './upstreams';
+export * from './targets';

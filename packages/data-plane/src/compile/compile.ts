@@ -1,6 +1,7 @@
 import { flattenFieldErrors, type Consumer, type FieldErrors, type Plugin, type Route, type Service, type Snapshot } from '@gatehouse/core';
 import { findPlugin, type PluginDefinition } from '@gatehouse/plugins';
 import { Router } from './router';
+import { compileUpstreams, type UpstreamSpec } from '../balancer/spec';
 import { resolveScope, scopeRank, type ScopedInstance } from './scope';
 import type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginInstance, UpstreamTarget } from './types';
 
@@ -64,7 +65,7 @@ function instantiate(row: Plugin, find: (name: string) => PluginDefinition | und
   };
 }
 
-function upstreamTarget(service: Service): UpstreamTarget {
+function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, UpstreamSpec>): UpstreamTarget {
   const protocol = service.protocol === 'https' || service.protocol === 'wss' || service.protocol === 'grpcs' || service.protocol === 'tls' ? 'https' : 'http';
   const host = service.host;
   const port = service.port ?? (protocol === 'https' ? 443 : 80);
@@ -85,6 +86,7 @@ function upstreamTarget(service: Service): UpstreamTarget {
     readTimeout: service.read_timeout ?? 60000,
     writeTimeout: service.write_timeout ?? 60000,
     tlsVerify,
+    balancer: upstreams.has(host.toLowerCase()) ? host.toLowerCase() : null,
   };
 }
 
@@ -132,6 +134,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
 
   const ordered = [...byName.values()].sort((a, b) => b.def.priority - a.def.priority || (a.def.name < b.def.name ? -1 : 1));
   const services = new Map(config.services.map((s) => [s.id, s]));
+  const upstreams = compileUpstreams(config);
   const routes: CompiledRoute[] = [];
   for (const route of config.routes) {
     if (!servesHttp(route)) continue;
@@ -152,7 +155,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
     routes.push({
       route,
       service,
-      upstream: service ? upstreamTarget(service) : null,
+      upstream: service ? upstreamTarget(service, upstreams) : null,
       chain: chain.length > 0 ? chain : NO_STEPS,
       stripPath: route.strip_path !== false,
       preserveHost: route.preserve_host === true,
@@ -179,5 +182,6 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
     consumers,
     indexes,
     warnings,
+    upstreams,
   };
 }

@@ -1,6 +1,7 @@
 import type { Consumer, Route, Service } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Router } from './router';
+import type { UpstreamSpec } from '../balancer/spec';
 
 /** One enabled plugin configuration, validated and with its defaults filled. */
 export interface PluginInstance {
@@ -43,6 +44,10 @@ export interface UpstreamTarget {
   readTimeout: number;
   writeTimeout: number;
   tlsVerify: boolean;
+  /** the upstream (lower-case name) this service's host names: requests are balanced over its targets; else null */
+  balancer: string | null;
+  /** TLS server name when it differs from `host` (a balanced target's name, while `host` is its address) */
+  sni?: string;
 }
 
 export interface CompiledRoute {
@@ -86,4 +91,6 @@ export interface CompiledConfig {
   /** plugin name → what that plugin's `compile` built */
   indexes: ReadonlyMap<string, unknown>;
   warnings: readonly CompileWarning[];
+  /** upstreams by lower-case name, with their targets (the balancers follow them across snapshots) */
+  upstreams: ReadonlyMap<string, UpstreamSpec>;
 }

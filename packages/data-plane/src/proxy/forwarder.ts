@@ -8,10 +8,24 @@ import type { UpstreamRequest } from './upstream-request';
  */
 export interface Forwarder {
   readonly name: string;
-  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void;
+  /** `observer` (balanced requests) hears how the attempt went and may give a retry at another target */
+  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest, observer?: ForwardObserver | null): void;
   /** closes the pools of upstreams no longer in `active` (pool keys), once their requests in flight are done */
   prune?(active: ReadonlySet<string>): void;
   close(): Promise<void>;
+}
+
+/** What a balanced request learns from its upstream exchange: passive health, load, latency, retries. */
+export interface ForwardObserver {
+  /** the upstream answered with this status (response headers arrived) */
+  onResponse(status: number): void;
+  /** the exchange ended after a response started (complete, or cut) */
+  onEnd(): void;
+  /**
+   * the attempt failed before any response; returns the request for the next attempt, or null to answer the client
+   * with 502/504. `replayable` is false when the request body was a stream that cannot be sent again.
+   */
+  onFailure(err: Error, replayable: boolean): UpstreamRequest | null;
 }
 
 export type ForwarderKind = 'undici' | 'http-proxy';

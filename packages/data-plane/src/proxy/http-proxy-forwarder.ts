@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import type { UpstreamTarget } from '../compile/types';
-import { isTimeout, type Forwarder } from './forwarder';
+import { isTimeout, type Forwarder, type ForwardObserver } from './forwarder';
 import { ProxyErrors, sendFixed } from './responses';
 import type { UpstreamRequest } from './upstream-request';
 
@@ -49,8 +49,17 @@ export class HttpProxyForwarder implements Forwarder {
   }
 
   /** Response hooks (`upstream.onResponse`) need the undici forwarder; this engine relays responses as they come. */
-  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
+  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest, observer: ForwardObserver | null = null): void {
     const { target } = upstream;
+    let failed = false;
+    // balanced requests: passive health and load from the response's end (no retries on this engine)
+    if (observer !== null) {
+      res.once('close', () => {
+        if (failed) return;
+        if (res.headersSent) observer.onResponse(res.statusCode);
+        observer.onEnd();
+      });
+    }
     // http-proxy forwards req.url and req.headers: hand it the prepared ones
     req.url = upstream.path;
     req.method = upstream.method;
@@ -64,6 +73,10 @@ export class HttpProxyForwarder implements Forwarder {
       buffer: Buffer.isBuffer(upstream.body) ? Readable.from([upstream.body]) : upstream.body !== null && upstream.body !== req ? upstream.body : undefined,
     };
     this.proxy.web(req, res, options, (err) => {
+      if (observer !== null && !res.headersSent) {
+        failed = true;
+        observer.onFailure(err, false);
+      }
       sendFixed(res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
     });
   }

@@ -25,6 +25,7 @@ export const ProxyErrors = {
   unexpected: fixed(500, 'An unexpected error occurred'),
   /** a path that climbs above `/` or hides a dot segment (decision 12) */
   badRequest: fixed(400, 'Bad request'),
+  noHealthyTarget: fixed(503, 'failure to get a peer from the ring-balancer'),
   useHttps: fixed(426, 'Please use HTTPS protocol', { connection: 'Upgrade', upgrade: 'TLS/1.2, HTTP/1.1' }),
 };
 

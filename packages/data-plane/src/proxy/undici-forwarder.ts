@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamTarget } from '../compile/types';
-import { HOP_BY_HOP_RESPONSE, isTimeout, type Forwarder } from './forwarder';
+import { HOP_BY_HOP_RESPONSE, isTimeout, type ForwardObserver, type Forwarder } from './forwarder';
 
 /** Most header names cannot be hop-by-hop by their length alone: only those lengths are lower-cased and looked up. */
 const HOP_BY_HOP_LENGTHS = new Set([...HOP_BY_HOP_RESPONSE].map((name) => name.length));
@@ -38,10 +38,16 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly extraHeaders: ReadonlyMap<string, string> | null = null,
     private readonly intercept: ResponseInterceptor | null = null,
     private readonly bodyLimit = DEFAULT_MAX_BUFFERED_BODY,
+    /** a balanced request's observer, and how to send its next attempt */
+    private readonly observer: ForwardObserver | null = null,
+    private readonly retry: ((next: UpstreamRequest) => void) | null = null,
+    private readonly replayable = false,
   ) {
     res.once('close', () => {
       if (!this.done) {
         this.done = true;
+        // the client left: the attempt ends without a verdict on the target
+        this.observer?.onEnd();
         this.abortUpstream?.(new Error('client closed the connection'));
       }
     });
@@ -54,6 +60,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (statusCode < 200) return true;
     this.resume = resume;
+    this.observer?.onResponse(statusCode);
     if (this.intercept !== null) return this.interceptHeaders(statusCode, rawHeaders);
     const headers: string[] = [];
     const extra = this.extraHeaders;
@@ -106,6 +113,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onComplete(): void {
     this.done = true;
+    this.observer?.onEnd();
     const held = this.held;
     if (held === null || held.overflowed) {
       if (this.holding) this.letGo();
@@ -144,6 +152,13 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.done = true;
     if (err instanceof RequestRefused && !this.res.headersSent) return sendPluginResponse(this.res, err.response);
+    if (this.observer !== null) {
+      if (this.res.headersSent) this.observer.onEnd();
+      else if (!this.res.destroyed) {
+        const next = this.observer.onFailure(err, this.replayable);
+        if (next !== null && this.retry !== null) return this.retry(next);
+      }
+    }
     if (this.res.headersSent) this.res.destroy(err);
     else sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
   }
@@ -165,7 +180,7 @@ export class UndiciForwarder implements Forwarder {
         keepAliveTimeout: this.options.keepAliveTimeout ?? 4_000,
         connect: {
           timeout: target.connectTimeout,
-          ...(target.protocol === 'https' ? { rejectUnauthorized: target.tlsVerify, servername: target.host } : {}),
+          ...(target.protocol === 'https' ? { rejectUnauthorized: target.tlsVerify, servername: target.sni ?? target.host } : {}),
         },
       });
       this.pools.set(target.poolKey, pool);
@@ -173,8 +188,16 @@ export class UndiciForwarder implements Forwarder {
     return pool;
   }
 
-  forward(_req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
-    const relay = new ResponseRelay(res, upstream.responseHeaders, upstream.onResponse, this.options.maxBufferedBody);
+  forward(req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest, observer: ForwardObserver | null = null): void {
+    const relay = new ResponseRelay(
+      res,
+      upstream.responseHeaders,
+      upstream.onResponse,
+      this.options.maxBufferedBody,
+      observer,
+      observer === null ? null : (next) => this.forward(req, res, next, observer),
+      upstream.body === null || Buffer.isBuffer(upstream.body),
+    );
     try {
       this.poolFor(upstream.target).dispatch(
         {

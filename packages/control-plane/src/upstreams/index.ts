@@ -1,0 +1,3 @@
+export { upstreamKind, targetKind } from './kinds';
+export { mountUpstreamRoutes, LIVE_HEALTH_REPORT_SECONDS, type UpstreamRoutesOptions } from './routes';
+export { healthchecksEnabled, targetHealthView, balancerHealthView, worstHealth } from './health-view';

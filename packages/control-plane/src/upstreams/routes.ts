@@ -1,0 +1,146 @@
+import type { Request } from 'express';
+import { Errors, HttpError, parseHostPort, type Target, type Upstream } from '@gatehouse/core';
+import type { HealthChannel } from '@gatehouse/sync';
+import { param, sendList, writeInput, type AdminContext } from '../http/context';
+import type { EntityKind } from '../service/entity-kind';
+import { parseListQuery } from '../service/paging';
+import { isUuid } from '../service/references';
+import type { StoredEntity } from '../store/entity-repository';
+import { balancerHealthView, targetHealthView } from './health-view';
+
+/** A data plane counts as live for health while its last report is younger than this. */
+export const LIVE_HEALTH_REPORT_SECONDS = 30;
+
+export interface UpstreamRoutesOptions {
+  /** where data planes report health and hear manual health changes; null: answers from the configuration only */
+  health: HealthChannel | null;
+}
+
+/**
+ * Kong's upstream endpoints beyond the generated ones: targets addressed by id or `host:port` inside their upstream,
+ * `/targets/all`, `/health` (per target, or the balancer with `?balancer_health=1`) and manual health
+ * (`PUT …/healthy|unhealthy`, per target or per resolved address), broadcast to every data plane. Mounted before the
+ * generated routes, which would read `all` or `host:port` as a key of any upstream.
+ */
+export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOptions): void {
+  const { entities, resources } = ctx;
+  const upstreamKind = (): EntityKind => entities.kind('upstreams');
+  const targetKind = (): EntityKind => entities.kind('targets');
+
+  const upstreamOf = async (req: Request): Promise<StoredEntity> => {
+    const found = await entities.find(upstreamKind(), param(req, 'upstream'));
+    if (!found) throw Errors.notFound();
+    return found;
+  };
+
+  /** a target of this upstream by id or by `host[:port]` (port 8000 when omitted) */
+  const findTarget = (upstreamId: string, ref: string): Promise<StoredEntity | null> =>
+    entities.find(targetKind(), ref, { field: 'upstream', id: upstreamId });
+
+  const targetOf = async (req: Request, upstream: StoredEntity): Promise<StoredEntity> => {
+    const found = await findTarget(upstream.id, param(req, 'target'));
+    if (!found) throw Errors.notFound();
+    return found;
+  };
+
+  const listTargets = async (req: Request, res: Parameters<typeof sendList>[1]) => {
+    const upstream = await upstreamOf(req);
+    const q = parseListQuery(req.query);
+    sendList(req, res, q, await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id }));
+  };
+
+  resources.add('/upstreams/:upstream/targets', {
+    get: listTargets,
+    post: async (req, res) => {
+      const upstream = await upstreamOf(req);
+      res.status(201).json(await entities.create(targetKind(), writeInput(req, res), { field: 'upstream', id: upstream.id }));
+    },
+  });
+  resources.add('/upstreams/:upstream/targets/all', { get: listTargets });
+
+  resources.add('/upstreams/:upstream/targets/:target', {
+    get: async (req, res) => {
+      const upstream = await upstreamOf(req);
+      res.json(entities.present(targetKind(), await targetOf(req, upstream)));
+    },
+    patch: async (req, res) => {
+      const upstream = await upstreamOf(req);
+      const target = await targetOf(req, upstream);
+      res.json(await entities.patch(targetKind(), target.id, writeInput(req, res), { field: 'upstream', id: upstream.id }));
+    },
+    put: async (req, res) => {
+      const upstream = await upstreamOf(req);
+      const ref = param(req, 'target');
+      const scope = { field: 'upstream', id: upstream.id };
+      const input = writeInput(req, res);
+      const existing = await findTarget(upstream.id, ref);
+      // the URL names the target: by `host:port` it forces the target field, by id the id
+      const body = isUuid(ref) ? input.body : { ...input.body, target: ref };
+      if (existing) return void res.json(await entities.upsert(targetKind(), existing.id, { ...input, body }, scope));
+      if (isUuid(ref)) return void res.json(await entities.upsert(targetKind(), ref, input, scope));
+      res.json(await entities.create(targetKind(), { ...input, body }, scope));
+    },
+    delete: async (req, res) => {
+      const upstream = await upstreamOf(req);
+      const target = await targetOf(req, upstream);
+      await entities.remove(targetKind(), target.id, { field: 'upstream', id: upstream.id });
+      res.status(204).end();
+    },
+  });
+
+  const reports = async () => (options.health ? options.health.list(LIVE_HEALTH_REPORT_SECONDS) : []);
+
+  resources.add('/upstreams/:upstream/health', {
+    get: async (req, res) => {
+      const upstream = (await upstreamOf(req)) as unknown as Upstream;
+      const live = await reports();
+      const balancer = req.query.balancer_health;
+      if (balancer === '1' || balancer === 'true') {
+        const view = balancerHealthView(upstream, live);
+        res.json({ data: { health: view.health, id: upstream.id, details: { data_planes: view.data_planes } }, next: null });
+        return;
+      }
+      const q = parseListQuery(req.query);
+      const page = await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id });
+      const data = page.data.map((row) => {
+        const target = row as unknown as Target;
+        const view = targetHealthView(upstream, target, live);
+        const available = view.addresses.filter((a) => a.health === 'HEALTHY' || a.health === 'HEALTHCHECKS_OFF').reduce((n, a) => n + a.weight, 0);
+        const total = view.addresses.reduce((n, a) => n + a.weight, 0);
+        const parsed = parseHostPort(target.target);
+        return {
+          ...row,
+          health: view.health,
+          data: {
+            addresses: view.addresses,
+            dns: parsed?.kind === 'name' ? 'A' : parsed?.kind === 'ipv6' ? 'AAAA' : 'A',
+            nodeWeight: target.weight,
+            weight: { total, available, unavailable: total - available },
+          },
+          data_planes: view.data_planes,
+        };
+      });
+      sendList(req, res, q, { data, offset: page.offset });
+    },
+  });
+
+  const manual = (healthy: boolean, perAddress: boolean) => async (req: Parameters<typeof upstreamOf>[0], res: Parameters<typeof sendList>[1]) => {
+    const upstream = await upstreamOf(req);
+    const target = (await targetOf(req, upstream)) as unknown as Target;
+    const command: Parameters<HealthChannel['publishManual']>[0] = { upstream_id: upstream.id, target: target.target, healthy };
+    if (perAddress) {
+      const address = param(req, 'address');
+      const parsed = parseHostPort(address);
+      if (parsed === null || parsed.kind === 'name') throw new HttpError(400, `invalid address '${address}': expected ip or ip:port`);
+      const port = parsed.port ?? parseHostPort(target.target)?.port ?? 8000;
+      command.address = `${parsed.kind === 'ipv6' ? `[${parsed.host}]` : parsed.host}:${port}`;
+    }
+    await options.health?.publishManual(command);
+    res.status(204).end();
+  };
+  for (const healthy of [true, false]) {
+    const word = healthy ? 'healthy' : 'unhealthy';
+    resources.add(`/upstreams/:upstream/targets/:target/${word}`, { put: manual(healthy, false), post: manual(healthy, false) });
+    resources.add(`/upstreams/:upstream/targets/:target/:address/${word}`, { put: manual(healthy, true), post: manual(healthy, true) });
+  }
+}

@@ -1,0 +1,10 @@
+export { compileUpstreams, type UpstreamSpec, type TargetSpec, type HashRule, type Algorithm } from './spec';
+export { HashRing, hash32 } from './ring';
+export { AddressHealth, classifyStatus, type Observation, type Thresholds } from './health';
+export { SystemResolver, StaticResolver, type HostResolver, type ResolvedAddress } from './dns';
+export { Address, TargetState, UpstreamBalancer } from './balancer';
+export { ActiveHealthChecker } from './active-checker';
+export { BalancerRegistry, type BalancerRegistryOptions } from './registry';
+export { HealthReporter, type HealthReporterOptions } from './health-reporter';
+export { hashKeyOf } from './hash-key';
+export { BalancedRequest } from './balanced-request';
