@@ -96,6 +96,8 @@ describe.each(['postgres', 'pglite'] as const)('declarative configuration: GET/P
     await ok(await http().post('/consumers/alice/hmac-auth').send({ username: 'alice-hmac', secret: 'hmac-secret' }));
     await ok(await http().post('/consumers/alice/oauth2').send({ name: 'alice-app', client_id: 'alice-client', client_secret: 'alice-secret', redirect_uris: ['https://app.example/cb'] }));
     await ok(await http().post('/consumers/alice/acls').send({ group: 'gold' }));
+    await ok(await http().post('/upstreams').send({ name: 'billing.upstream', algorithm: 'consistent-hashing', hash_on: 'consumer' }));
+    await ok(await http().post('/upstreams/billing.upstream/targets').send({ target: '10.0.0.7:8080', weight: 50 }));
     const set = await ok(await http().post('/key-sets').send({ name: 'signing' }));
     await ok(await http().post('/keys').send({ name: 'rsa-1', kid: 'rsa-1', set: { id: set.id }, pem: { private_key: RSA_PRIVATE, public_key: RSA_PUBLIC } }));
   }
