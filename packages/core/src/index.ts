@@ -4,3 +4,4 @@ export * from './snapshot';
 export * from './hash';
 export * from './schema';
 export { z } from 'zod';
+export * from './tls';

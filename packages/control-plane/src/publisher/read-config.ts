@@ -2,12 +2,15 @@ import { emptyConfig, type SnapshotConfig } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Keyring } from '../keys/keyring';
 import { loadKeysForSnapshot } from '../keys/snapshot-keys';
+import { loadTlsForSnapshot } from '../tls/snapshot-tls';
 import type { ConfigStore } from '../store/config-store';
 
 export interface ReadConfigOptions {
   plugins: PluginDefinition[];
   /** when set, key sets and keys (decrypted) are part of the snapshot */
   keyring?: Keyring | null;
+  /** when set (with a keyring), certificates (decrypted), SNIs, CA certificates and vaults are part of it */
+  tls?: boolean;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function readSnapshotConfig(store: ConfigStore, opts: ReadConfigOpt
       config.credentials[entity.name] = (await store.repo(entity.name).all(trx)) as unknown as SnapshotConfig['credentials'][string];
     }
     if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
+    if (opts.keyring && opts.tls) Object.assign(config, await loadTlsForSnapshot(trx, opts.keyring));
     return config;
   });
   return { version, config };

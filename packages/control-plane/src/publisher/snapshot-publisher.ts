@@ -18,6 +18,8 @@ export interface SnapshotPublisherOptions {
   secret: string;
   plugins: PluginDefinition[];
   keyring?: Keyring | null;
+  /** certificates, SNIs, CA certificates and vaults are part of the snapshot (needs `tlsMigrations()` and a keyring) */
+  tls?: boolean;
   /** the data plane's compile: a snapshot that would not load there is never published (throws to refuse) */
   check: (snapshot: Snapshot) => void;
   log: PublisherLogger;
@@ -87,7 +89,7 @@ export class SnapshotPublisher {
   private async publishOnce(): Promise<void> {
     let snapshot: Snapshot;
     try {
-      const { version, config } = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring });
+      const { version, config } = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring, tls: this.opts.tls });
       snapshot = buildSnapshot(version, config);
       this.opts.check(snapshot);
     } catch (err) {

@@ -38,6 +38,11 @@ export interface EntityDefinition<S extends z.ZodObject = z.ZodObject> {
   hasTtl?: boolean;
   /** whether the entity carries `updated_at` */
   updatedAt: boolean;
+  /**
+   * fields holding private key material (decision 18): returned only to callers allowed to create or update the
+   * entity; everyone else reads the entity without them
+   */
+  privateFields?: string[];
 }
 
 export function defineEntity<S extends z.ZodObject>(def: EntityDefinition<S>): EntityDefinition<S> {

@@ -6,3 +6,7 @@ export * from './routes';
 export * from './plugins';
 export * from './key-sets';
 export * from './keys';
+export * from './certificates';
+export * from './snis';
+export * from './ca-certificates';
+export * from './vaults';
