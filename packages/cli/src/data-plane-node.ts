@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
+import {
+  compile,
+  ConfigHolder,
+  createDataPlaneServer,
+  createStatusServer,
+  readPemPair,
+  selfSignedDefault,
+  type DataPlaneServer,
+  type StatusServer,
+} from '@gatehouse/data-plane';
 import { rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
 import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus } from '@gatehouse/sync';
@@ -39,7 +48,12 @@ export async function startDataPlaneNode(
     bus,
     secret,
     cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
-    apply: (snapshot) => void holder.swap(compile(snapshot)),
+    apply: (snapshot) => {
+      const compiled = compile(snapshot);
+      for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
+      for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
+      holder.swap(compiled);
+    },
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
     identity: { id, version: GATEHOUSE_VERSION },
@@ -48,9 +62,17 @@ export async function startDataPlaneNode(
   });
   // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
   await sync.restoreFromCache();
+  const tls = settings.proxyTlsListen;
+  const defaultCertificate = tls
+    ? settings.proxyTlsCert && settings.proxyTlsKey
+      ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey)
+      : await selfSignedDefault(settings.dataDir)
+    : undefined;
   const proxy = await createDataPlaneServer({
     holder,
     listen: settings.proxyListen,
+    tlsListen: tls,
+    defaultCertificate,
     runtime,
     trustedIps: settings.trustedIps,
     log: { error: log.error, warn: log.warn },

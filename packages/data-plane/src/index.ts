@@ -14,3 +14,4 @@ export type { UpstreamRequest } from './proxy/upstream-request';
 export { createDataPlaneServer, type DataPlaneLogger, type DataPlaneServer, type DataPlaneServerOptions, type ServerStats } from './server';
 export { createStatusServer, type StatusServer, type StatusServerOptions } from './status-server';
 export { parseListen, type ListenAddress } from './listen';
+export * from './tls';

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PluginResponse, PluginRuntime } from '@gatehouse/plugins';
@@ -15,6 +16,8 @@ import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginR
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 import { buildUpstreamRequest } from './proxy/upstream-request';
 import { UpgradeRelay } from './proxy/websocket';
+import { closeTlsListener, createTlsListener } from './tls/https-listener';
+import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
   warn?(message: string, detail?: Record<string, unknown>): void;
@@ -32,6 +35,12 @@ export interface DataPlaneServerOptions {
   log?: DataPlaneLogger;
   /** serve HTTPS instead of HTTP */
   tls?: HttpsServerOptions;
+  /**
+   * a second listener speaking TLS (1.2 and 1.3; HTTP/1.1 and HTTP/2 by ALPN) with the same routing, plugins and
+   * forwarding; the certificate is chosen by SNI from the served config, else `defaultCertificate`
+   */
+  tlsListen?: ListenAddress | null;
+  defaultCertificate?: PemPair;
   /** idle keep-alive time for client connections (ms); Kong's default is 60 s */
   keepAliveTimeout?: number;
   /**
@@ -54,6 +63,9 @@ export interface DataPlaneServer {
   readonly forwarder: Forwarder;
   readonly host: string;
   readonly port: number;
+  /** the TLS listener, when `tlsListen` was given */
+  readonly tlsServer: Http2SecureServer | null;
+  readonly tlsPort: number | null;
   stats(): ServerStats;
   /** stops accepting; requests in flight get `graceMs` before their connections are cut */
   close(graceMs?: number): Promise<void>;
@@ -88,9 +100,12 @@ function originForm(url: string): string {
 }
 
 /** Where a request that matched a route over the wrong scheme goes: 426, or a redirect to https. */
-function httpsRequired(status: number, req: IncomingMessage): FixedResponse {
+function httpsRequired(status: number, req: IncomingMessage, tlsPort: number | null): FixedResponse {
   if (status === 426) return ProxyErrors.useHttps;
-  const location = `https://${req.headers.host ?? ''}${req.url ?? '/'}`;
+  const host = req.headers.host ?? '';
+  const bare = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  const authority = tlsPort === null || tlsPort === 443 ? bare : `${bare}:${tlsPort}`;
+  const location = `https://${authority}${req.url ?? '/'}`;
   return { status, body: Buffer.alloc(0), headers: { location, 'content-length': '0' } };
 }
 
@@ -104,13 +119,14 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const runtime = options.runtime ?? {};
   const forwarder = makeForwarder(options.forwarder, options.undici);
   const upgrades = new UpgradeRelay();
-  const scheme = options.tls ? 'https' : 'http';
+  const plainScheme = options.tls ? 'https' : 'http';
+  let tlsPort: number | null = null;
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
   const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
 
   /** Routes a request against the current configuration: the exchange to run, or the gateway's own answer. */
-  function admit(req: IncomingMessage): Exchange | FixedResponse {
+  function admit(req: IncomingMessage, scheme: string): Exchange | FixedResponse {
     const config: CompiledConfig = holder.current;
     const url = originForm(req.url ?? '/');
     const q = url.indexOf('?');
@@ -119,7 +135,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
     if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
-      return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req) : ProxyErrors.noRoute;
+      return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req, tlsPort) : ProxyErrors.noRoute;
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
@@ -144,10 +160,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     sendPluginResponse(res, response);
   }
 
-  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+  function handle(req: IncomingMessage, res: ServerResponse, scheme: string): void {
     stats.total_requests++;
     try {
-      const admitted = admit(req);
+      const admitted = admit(req, scheme);
       if (!(admitted instanceof Exchange)) return sendFixed(res, admitted);
       const chain = admitted.compiledRoute.chain;
       if (chain.length === 0) return forward(req, res, admitted);
@@ -175,8 +191,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
   }
 
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => handle(req, res, plainScheme);
+
   /** Upgrades (WebSocket) take the same route and plugins; answers are written on the raw socket. */
-  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: string): void {
     stats.total_requests++;
     socket.on('error', () => socket.destroy());
     const answerFixed = (r: FixedResponse) => sendOnSocket(socket as Socket, r.status, r.headers, r.body);
@@ -192,7 +210,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     };
     const settle = (outcome: ChainOutcome, ex: Exchange) => (outcome === null ? proceed(ex) : answerPlugin(outcome, ex));
     try {
-      const admitted = admit(req);
+      const admitted = admit(req, scheme);
       if (!(admitted instanceof Exchange)) return answerFixed(admitted);
       const outcome = runChain(admitted, admitted.compiledRoute.chain, admitted.config.consumers, log);
       if (!isThenable(outcome)) return settle(outcome, admitted);
@@ -209,6 +227,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
   }
 
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, plainScheme);
   const server = options.tls ? createHttpsServer(options.tls, onRequest) : createServer(onRequest);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 60_000;
   server.headersTimeout = server.keepAliveTimeout + 5_000;
@@ -233,16 +252,40 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   });
 
   const address = await listenOn(server, options.listen);
+  let tlsServer: Http2SecureServer | null = null;
+  if (options.tlsListen != null) {
+    if (!options.defaultCertificate) throw new Error('a TLS listener needs a default certificate');
+    const listener = await createTlsListener({
+      listen: options.tlsListen,
+      defaultCertificate: options.defaultCertificate,
+      sniLookup: (servername) => holder.current.tls.sni.lookup(servername),
+      onRequest: (req, res) => handle(req, res, 'https'),
+      onUpgrade: (req, socket, head) => upgrade(req, socket, head, 'https'),
+      onConnection: (socket) => {
+        stats.connections_accepted++;
+        stats.connections_handled++;
+        stats.connections_active++;
+        socket.once('close', () => stats.connections_active--);
+      },
+    }).catch(async (err: unknown) => {
+      await closeServer(server, 0);
+      throw err;
+    });
+    tlsServer = listener.server;
+    tlsPort = listener.port;
+  }
   return {
     server,
     holder,
     forwarder,
     host: address.address,
     port: address.port,
+    tlsServer,
+    tlsPort,
     stats: () => ({ ...stats }),
     async close(graceMs = 0) {
       stopPruning();
-      await closeServer(server, graceMs);
+      await Promise.all([closeServer(server, graceMs), tlsServer ? closeTlsListener(tlsServer, graceMs) : null]);
       upgrades.close();
       await forwarder.close();
     },

@@ -1,5 +1,7 @@
 import type { Consumer, Route, Service } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
+import type { CompiledTls } from '../tls/compile-tls';
+import type { UpstreamTls } from '../tls/upstream-tls';
 import type { Router } from './router';
 
 /** One enabled plugin configuration, validated and with its defaults filled. */
@@ -43,6 +45,8 @@ export interface UpstreamTarget {
   readTimeout: number;
   writeTimeout: number;
   tlsVerify: boolean;
+  /** TLS settings for an `https` upstream (verification, CAs, client certificate, SNI); null for plain HTTP */
+  tls: UpstreamTls | null;
 }
 
 export interface CompiledRoute {
@@ -86,4 +90,6 @@ export interface CompiledConfig {
   /** plugin name → what that plugin's `compile` built */
   indexes: ReadonlyMap<string, unknown>;
   warnings: readonly CompileWarning[];
+  /** certificates by SNI and upstream TLS settings */
+  tls: CompiledTls;
 }

@@ -92,7 +92,7 @@ export class UndiciForwarder implements Forwarder {
         keepAliveTimeout: this.options.keepAliveTimeout ?? 4_000,
         connect: {
           timeout: target.connectTimeout,
-          ...(target.protocol === 'https' ? { rejectUnauthorized: target.tlsVerify, servername: target.host } : {}),
+          ...(target.protocol === 'https' ? (target.tls?.options ?? { rejectUnauthorized: target.tlsVerify, servername: target.host }) : {}),
         },
       });
       this.pools.set(target.poolKey, pool);
