@@ -70,14 +70,16 @@ export class CertificateFactory {
   /** a CA certificate whose validity ended in the past (openssl's CLI cannot backdate, selfsigned can) */
   async expiredCa(): Promise<Pem> {
     const require = createRequire(join(process.cwd(), 'packages/data-plane/package.json'));
-    const { generate } = require('selfsigned') as typeof import('selfsigned');
+    const { generate } = require('selfsigned') as {
+      generate(attrs: Array<{ name: string; value: string }>, options: Record<string, unknown>): Promise<{ cert: string; private: string }>;
+    };
     const made = await generate([{ name: 'commonName', value: 'Expired CA' }], {
       keyType: 'ec',
       curve: 'P-256',
       notBeforeDate: new Date('2001-01-01T00:00:00Z'),
       notAfterDate: new Date('2002-01-01T00:00:00Z'),
       extensions: [{ name: 'basicConstraints', cA: true, critical: true }],
-    } as Parameters<typeof generate>[1]);
+    });
     return { cert: made.cert, key: made.private };
   }
 

@@ -16,16 +16,14 @@ export interface TlsListenerOptions {
   onConnection(socket: TLSSocket): void;
 }
 
-/** HTTP/2 pseudo-headers never travel upstream; `:authority` is what HTTP/1.1 calls Host. */
+/**
+ * `:authority` is what HTTP/1.1 calls Host. The other pseudo-headers stay (the compatibility API reads the method
+ * and path from them); the upstream request never carries them.
+ */
 function adaptHttp2(req: Http2ServerRequest): void {
   const headers = req.headers as Record<string, string | string[] | undefined>;
   const authority = headers[':authority'];
   if (headers.host === undefined && typeof authority === 'string') headers.host = authority;
-  delete headers[':authority'];
-  delete headers[':method'];
-  delete headers[':path'];
-  delete headers[':scheme'];
-  delete headers[':protocol'];
 }
 
 const sessions = new WeakMap<Http2SecureServer, Set<ServerHttp2Session>>();
