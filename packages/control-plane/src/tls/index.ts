@@ -2,3 +2,4 @@ export * from './kinds';
 export * from './migrations';
 export * from './routes';
 export * from './snapshot-tls';
+export * from './private-fields';

@@ -1,6 +1,11 @@
 import type { AdminContext } from '../http/context';
 import type { Keyring } from '../keys/keyring';
+import { certificates } from '@gatehouse/core';
 import { caCertificateKind, certificateKind, sniKind, vaultKind } from './kinds';
+import { redactPrivateFields } from './private-fields';
+
+/** GET paths answering certificates: the collection, one certificate, an SNI's certificate, a service's client certificate */
+const CERTIFICATE_READS = /(?:^|\/)certificates(?:\/[^/]+)?\/?$|\/snis\/[^/]+\/certificate\/?$/;
 
 /**
  * Admin endpoints of the TLS entities, all generated: `/certificates`, `/snis`, `/certificates/{c}/snis[/{s}]`,
@@ -8,6 +13,7 @@ import { caCertificateKind, certificateKind, sniKind, vaultKind } from './kinds'
  * foreign key's ON DELETE CASCADE, in the delete's transaction.
  */
 export function mountTlsRoutes(ctx: AdminContext, keyring: Keyring): void {
+  ctx.router.use(redactPrivateFields(certificates, CERTIFICATE_READS));
   ctx.mountEntity(ctx.entities.register(certificateKind(keyring, ctx.store)));
   ctx.mountEntity(ctx.entities.register(sniKind));
   ctx.mountEntity(ctx.entities.register(caCertificateKind));
