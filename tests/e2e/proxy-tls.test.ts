@@ -62,12 +62,19 @@ interface Answer {
   reused: boolean;
 }
 
-/** an HTTPS/1.1 request to a data plane with the given SNI and Host */
-function httpsGet(dp: DataPlaneHandle, path: string, host: string, agent?: HttpsAgent): Promise<Answer> {
+/** an HTTPS/1.1 request to a data plane with the given SNI and Host (a POST when `form` is given) */
+function httpsGet(dp: DataPlaneHandle, path: string, host: string, agent?: HttpsAgent, form?: Record<string, string>): Promise<Answer> {
+  const body = form ? new URLSearchParams(form).toString() : null;
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       `${dp.proxyTlsUrl}${path}`,
-      { servername: host, headers: { host }, rejectUnauthorized: false, agent: agent ?? false },
+      {
+        method: body === null ? 'GET' : 'POST',
+        servername: host,
+        headers: body === null ? { host } : { host, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) },
+        rejectUnauthorized: false,
+        agent: agent ?? false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -82,7 +89,7 @@ function httpsGet(dp: DataPlaneHandle, path: string, host: string, agent?: Https
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(body ?? undefined);
   });
 }
 
@@ -156,6 +163,11 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
     await ok('POST', `/services/${mtls.id}/routes`, { paths: ['/mtls'] });
     const noClient = await ok('POST', '/services', { name: 'mtls-missing', url: upstreamUrl(mutual.port) });
     await ok('POST', `/services/${noClient.id}/routes`, { paths: ['/mtls-missing'] });
+    const owner = await ok('POST', '/consumers', { username: 'oauth-owner' });
+    await ok('POST', `/consumers/${owner.id}/oauth2`, { name: 'TLS App', client_id: 'tls-client', client_secret: 'tls-secret', redirect_uris: ['https://app.example/cb'] });
+    const oauthService = await ok('POST', '/services', { name: 'oauth', url: echo.url });
+    await ok('POST', `/services/${oauthService.id}/routes`, { paths: ['/oauth'] });
+    await ok('POST', `/services/${oauthService.id}/plugins`, { name: 'oauth2', config: { enable_client_credentials: true } });
     await topology.converge();
   });
 
@@ -228,6 +240,18 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
     expect(moved.headers.get('location')).toBe(`https://127.0.0.1:${new URL(dp.proxyTlsUrl).port}/moved/x?y=2`);
     const overTls = await httpsGet(dp, '/secure/x', 'a.tls.test');
     expect(overTls.status).toBe(200);
+  });
+
+  it('oauth2 issues tokens over the TLS listener with no trusted proxy, and refuses them over plain HTTP', async () => {
+    const form = { grant_type: 'client_credentials', client_id: 'tls-client', client_secret: 'tls-secret' };
+    for (const dp of topology.dataPlanes) {
+      const issued = await httpsGet(dp, '/oauth/oauth2/token', 'oauth.tls.test', undefined, form);
+      expect(issued.status).toBe(200);
+      expect(issued.body).toEqual({ token_type: 'bearer', access_token: expect.stringMatching(/^[A-Za-z0-9]{32}$/), expires_in: 7200 });
+      const plain = await proxied(`${dp.proxyUrl}/oauth/oauth2/token`, { method: 'POST', body: new URLSearchParams(form) });
+      expect(plain.status).toBe(400);
+      expect(plain.body).toEqual({ error: 'access_denied', error_description: 'You must use HTTPS' });
+    }
   });
 
   it('verifies upstream certificates when tls_verify is set, against the service\'s ca_certificates', async () => {
