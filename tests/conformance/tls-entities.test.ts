@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
   createAdminApp,
+  createRbac,
   keyMigrations,
+  rbacMigrations,
   keyringFromSecret,
   openDatabase,
   readSnapshotConfig,
@@ -54,17 +56,20 @@ async function startAdmin(backend: 'postgres' | 'pglite'): Promise<Harness> {
   let dispose: () => Promise<void>;
   if (backend === 'postgres') {
     const testDb = await createTestDatabase('gh_tls');
-    database = await openDatabase({ url: testDb.url, poolSize: 4, migrations: { ...keyMigrations(), ...tlsMigrations() } }).catch(async (err) => {
+    database = await openDatabase({ url: testDb.url, poolSize: 4, migrations: { ...keyMigrations(), ...rbacMigrations(), ...tlsMigrations() } }).catch(async (err) => {
       await testDb.drop();
       throw err;
     });
     dispose = () => testDb.drop();
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));
-    database = await openDatabase({ dataDir: dir, migrations: { ...keyMigrations(), ...tlsMigrations() } });
+    database = await openDatabase({ dataDir: dir, migrations: { ...keyMigrations(), ...rbacMigrations(), ...tlsMigrations() } });
     dispose = async () => rmSync(dir, { recursive: true, force: true });
   }
-  const app = createAdminApp({ database, extensions: [tlsExtension(keyring)], log: () => {} });
+  // RBAC off, as Kong Manager runs without it; its extension gives the `/{workspace}/…` paths the UI calls
+  const rbac = createRbac({ db: database.db, mode: 'off', log: () => {} });
+  await rbac.bootstrap();
+  const app = createAdminApp({ database, middleware: rbac.middleware, extensions: [rbac.extension, tlsExtension(keyring)], log: () => {} });
   return {
     app,
     database,
@@ -297,6 +302,18 @@ describe.each(['postgres', 'pglite'] as const)('TLS entities (%s)', (backend) =>
     expect(config.vaults!.map((v) => v.prefix).sort()).toEqual(['my-env', 'other-env']);
   });
 
+  it('Kong Manager\'s pages: workspace-prefixed lists of certificates, CA certificates, SNIs and vaults', async () => {
+    for (const path of ['certificates', 'ca_certificates', 'snis', 'vaults']) {
+      const res = await http().get(`/default/${path}?size=30`);
+      expect(res.status).toBe(200);
+      expect(Array.isArray(res.body.data)).toBe(true);
+      expect(res.body.data.length).toBeGreaterThan(0);
+    }
+    const cert = (await http().get('/default/certificates?size=1')).body.data[0];
+    expect((await http().get(`/default/certificates/${cert.id}`)).body.id).toBe(cert.id);
+    expect((await http().get(`/default/certificates/${cert.id}/snis`)).status).toBe(200);
+  });
+
   it('/schemas/certificates and the OpenAPI document know the TLS entities', async () => {
     const schema = await http().get('/schemas/certificates');
     expect(schema.status).toBe(200);
@@ -305,5 +322,9 @@ describe.each(['postgres', 'pglite'] as const)('TLS entities (%s)', (backend) =>
     expect(JSON.stringify(openapi.body)).toContain('/ca_certificates');
     expect((await http().get('/schemas/snis')).status).toBe(200);
     expect((await http().get('/schemas/vaults')).status).toBe(200);
+    const env = await http().get('/schemas/vaults/env');
+    expect(env.status).toBe(200);
+    expect(JSON.stringify(env.body.fields)).toContain('"prefix"');
+    expect((await http().get('/schemas/vaults/hcv')).status).toBe(404);
   });
 });

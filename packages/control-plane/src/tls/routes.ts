@@ -1,6 +1,7 @@
 import type { AdminContext } from '../http/context';
 import type { Keyring } from '../keys/keyring';
-import { certificates } from '@gatehouse/core';
+import { BUNDLED_VAULTS, certificates, HttpError, kongEntitySchemaOf, vaults } from '@gatehouse/core';
+import { param } from '../http/context';
 import { caCertificateKind, certificateKind, sniKind, vaultKind } from './kinds';
 import { redactPrivateFields } from './private-fields';
 
@@ -18,6 +19,14 @@ export function mountTlsRoutes(ctx: AdminContext, keyring: Keyring): void {
   ctx.mountEntity(ctx.entities.register(sniKind));
   ctx.mountEntity(ctx.entities.register(caCertificateKind));
   ctx.mountEntity(ctx.entities.register(vaultKind));
+  // Kong Manager's vault form reads the schema of the chosen vault; `env` is the one bundled
+  ctx.resources.add('/schemas/vaults/:name', {
+    get: (req, res) => {
+      const name = param(req, 'name');
+      if (!(BUNDLED_VAULTS as readonly string[]).includes(name)) throw new HttpError(404, `No vault named '${name}'`);
+      res.json(kongEntitySchemaOf(vaults));
+    },
+  });
 }
 
 /** For `createAdminApp({ extensions: [tlsExtension(keyring)] })`; needs `tlsMigrations()`. */
