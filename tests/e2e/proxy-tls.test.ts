@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { startEchoUpstream, startRedisServer, type EchoUpstream, type RedisServerHandle } from '@gatehouse/testkit';
 import { CertificateFactory, type Pem } from '../support/certificates';
 import { cleanUp, waitUntil } from './support/helpers';
 import { proxied, startTopology, TOPOLOGIES, type DataPlaneHandle, type Topology } from './support/topology';
 
 const certs = new CertificateFactory();
+const REDIS_PASSWORD = 'tls-e2e-redis-password-0123456789';
 let ca: Pem;
 let otherCa: Pem;
 let exact: Pem;
@@ -114,14 +115,17 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
   let mutual: { server: HttpsServer; port: number };
   let admin: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
   let exactCertId: string;
+  let redis: RedisServerHandle;
+  let limitedPluginId: string;
 
   beforeAll(async () => {
     echo = await startEchoUpstream();
+    redis = await startRedisServer({ extraArgs: ['--requirepass', REDIS_PASSWORD] });
     verified = await startHttpsUpstream(upstreamServer);
     mutual = await startHttpsUpstream(upstreamServer, clientCa);
     topology = await startTopology(name, {
       // the vaulted certificate exists only in the data planes' environment
-      dataPlaneEnv: { GH_E2E_VAULT_CERT: vaulted.cert, GHV_E2E_KEY: vaulted.key },
+      dataPlaneEnv: { GH_E2E_VAULT_CERT: vaulted.cert, GHV_E2E_KEY: vaulted.key, GH_E2E_REDIS_PASS: REDIS_PASSWORD },
     });
     admin = async (method, path, body) => {
       const res = await fetch(`${topology.adminUrl}${path}`, {
@@ -168,6 +172,14 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
     const oauthService = await ok('POST', '/services', { name: 'oauth', url: echo.url });
     await ok('POST', `/services/${oauthService.id}/routes`, { paths: ['/oauth'] });
     await ok('POST', `/services/${oauthService.id}/plugins`, { name: 'oauth2', config: { enable_client_credentials: true } });
+    const limited = await ok('POST', '/services', { name: 'limited', url: echo.url });
+    await ok('POST', `/services/${limited.id}/routes`, { paths: ['/limited'] });
+    limitedPluginId = (
+      await ok('POST', `/services/${limited.id}/plugins`, {
+        name: 'rate-limiting',
+        config: { hour: 2, policy: 'redis', fault_tolerant: false, redis: { host: '127.0.0.1', port: redis.port, password: '{vault://env/gh-e2e-redis-pass}' } },
+      })
+    ).id;
     await topology.converge();
   });
 
@@ -175,6 +187,7 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
     await cleanUp(
       () => topology?.stop(),
       () => echo?.close(),
+      () => redis?.stop(),
       () => new Promise<void>((r) => verified?.server.close(() => r())),
       () => new Promise<void>((r) => mutual?.server.close(() => r())),
     );
@@ -280,6 +293,15 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
     const listed = await admin('GET', '/certificates?size=100');
     const stored = listed.body.data.find((c: { snis: string[] }) => c.snis.includes('vault.tls.test'));
     expect(stored).toMatchObject({ cert: '{vault://env/gh-e2e-vault-cert}', key: '{vault://gh-vault/e2e-key}' });
+  });
+
+  it('resolves a vault reference in a plugin secret (rate-limiting redis.password) from the data plane\'s environment', async () => {
+    // without the right password every request would fail (fault_tolerant is off): two pass, the third is limited
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await proxied(`${topology.dataPlanes[i % topology.dataPlanes.length]!.proxyUrl}/limited/x`)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const stored = await admin('GET', `/plugins/${limitedPluginId}`);
+    expect(stored.body.config.redis.password).toBe('{vault://env/gh-e2e-redis-pass}');
   });
 
   it('replaces a certificate without a restart: new handshakes get the new one, open connections keep working', async () => {
