@@ -209,6 +209,16 @@ describe.each(['postgres', 'pglite'] as const)('TLS entities (%s)', (backend) =>
     });
   });
 
+  it('a service\'s client_certificate must name an existing certificate', async () => {
+    const missing = '00000000-0000-4000-8000-0000000000cc';
+    const res = await http().post('/services').send({ name: 'mtls-missing', url: 'https://up.test', client_certificate: { id: missing } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 4, fields: { client_certificate: `the foreign key '{id="${missing}"}' does not reference an existing 'certificates' entity.` } });
+    const cert = (await http().get('/certificates?size=1')).body.data[0];
+    const ok = await http().post('/services').send({ name: 'mtls-ok', url: 'https://up.test', client_certificate: { id: cert.id } });
+    expect(ok.status).toBe(201);
+  });
+
   describe('snis', () => {
     it.each([
       ['foo.*.test', 'wildcard must be leftmost or rightmost character'],

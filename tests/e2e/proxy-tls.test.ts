@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
 import { startEchoUpstream, startRedisServer, type EchoUpstream, type RedisServerHandle } from '@gatehouse/testkit';
 import { CertificateFactory, type Pem } from '../support/certificates';
 import { cleanUp, waitUntil } from './support/helpers';
@@ -240,6 +241,25 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
       } finally {
         session.close();
       }
+    }
+  });
+
+  it('carries WebSocket upgrades over the TLS listener (wss) to the same route', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const socket = new WebSocket(`${dp.proxyTlsUrl.replace('https', 'wss')}/over-wss`, { headers: { host: 'a.tls.test' }, rejectUnauthorized: false });
+    try {
+      const first = new Promise<string>((resolve, reject) => {
+        socket.once('message', (data) => resolve(data.toString()));
+        socket.once('error', reject);
+      });
+      const handshake = JSON.parse(await first);
+      expect(handshake.path).toBe('/over-wss');
+      expect(handshake.headers['x-forwarded-proto']).toBe('https');
+      const echoed = new Promise<string>((resolve) => socket.once('message', (data) => resolve(data.toString())));
+      socket.send('over tls');
+      expect(await echoed).toBe('over tls');
+    } finally {
+      socket.close();
     }
   });
 
