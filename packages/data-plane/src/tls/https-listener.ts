@@ -100,8 +100,7 @@ export function closeTlsListener(server: Http2SecureServer, graceMs = 0): Promis
       clearTimeout(timer);
       resolve();
     });
+    // HTTP/2 sessions finish their streams and close; HTTP/1.1 keep-alive connections are cut when the grace ends
     for (const session of sessions.get(server) ?? []) session.close();
-    // idle HTTP/1.1 keep-alive connections: nothing in flight on them when they have no pending response
-    for (const socket of sockets.get(server) ?? []) if ((socket as TLSSocket & { _httpMessage?: unknown })._httpMessage == null && socket.alpnProtocol !== 'h2') socket.end();
   });
 }
