@@ -28,6 +28,7 @@ REDIS_PREFIX="${GATEHOUSE_REDIS_PREFIX:-gatehouse-local:}"
 ADMIN_LISTEN="${GATEHOUSE_ADMIN_LISTEN:-127.0.0.1:8001}"
 PROXY_PORT="${GATEHOUSE_LOCAL_PROXY_PORT:-8000}"
 STATUS_PORT="${GATEHOUSE_LOCAL_STATUS_PORT:-8100}"
+TLS_PORT="${GATEHOUSE_LOCAL_TLS_PORT:-8443}"
 
 usage() {
   sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -177,6 +178,7 @@ cmd_start() {
     log "starting data-plane-$i (proxy :$proxy, status :$status)"
     launch "data-plane-$i" data-plane "${common[@]}" "GATEHOUSE_PROXY_LISTEN=127.0.0.1:$proxy" \
       "GATEHOUSE_STATUS_LISTEN=127.0.0.1:$status" "GATEHOUSE_DATA_DIR=$RUN_DIR/data-plane-$i" \
+      "GATEHOUSE_PROXY_TLS_LISTEN=127.0.0.1:$((TLS_PORT + i - 1))" \
       "GATEHOUSE_DATA_PLANE_ID=local-data-plane-$i"
   done
   local failed=0

@@ -9,6 +9,7 @@ import { measureDeclarative, printDeclarative } from './declarative';
 import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
 import { runBalancingBench } from './balancing';
+import { measureTls } from './tls';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -72,6 +73,16 @@ async function main(): Promise<void> {
     }
   }
   if (!only || only.includes('traffic')) await benchTrafficPlugins({ connections, seconds, apiKey: API_KEY });
+
+  if (!only || only.includes('tls')) {
+    const tlsUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      console.log('\nTLS on the proxy:');
+      await measureTls(`http://127.0.0.1:${tlsUpstream.port}`, { seconds, connections });
+    } finally {
+      await tlsUpstream.stop();
+    }
+  }
 
   if (!only || only.includes('propagation')) {
     const propagationUpstream = await startScript(here('servers/upstream.ts'));

@@ -128,6 +128,7 @@ describe('a data plane with no Redis reachable and no cache', () => {
         GATEHOUSE_DATA_DIR: join(dir, 'dp'),
         GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
+        GATEHOUSE_PROXY_TLS_LISTEN: 'off',
         GATEHOUSE_LOG_LEVEL: 'error',
       },
       /status API listening/,

@@ -12,6 +12,8 @@ import {
   rbacMigrations,
   SnapshotPublisher,
   startAdminServer,
+  tlsExtension,
+  tlsMigrations,
   type AdminContext,
   type AdminServer,
   type Database,
@@ -44,7 +46,7 @@ export async function startControlPlaneNode(
   const database = await openDatabase({
     url: settings.databaseUrl ?? undefined,
     dataDir: settings.databaseUrl ? undefined : join(settings.dataDir, 'db'),
-    migrations: { ...keyMigrations(), ...rbacMigrations() },
+    migrations: { ...keyMigrations(), ...rbacMigrations(), ...tlsMigrations() },
   });
   const rbac = createRbac({
     db: database.db,
@@ -67,7 +69,7 @@ export async function startControlPlaneNode(
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,
     health: opts.health ?? null,
-    extensions: [rbac.extension, keysExtension(keyring), clusteringExtension(bus), ...(opts.extensions ?? [])],
+    extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
   publisher = new SnapshotPublisher({
@@ -76,6 +78,7 @@ export async function startControlPlaneNode(
     secret,
     plugins: bundledPlugins,
     keyring,
+    tls: true,
     check: (snapshot) => void compile(snapshot),
     log,
   });

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, HealthReporter, SystemResolver, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
+import {
+  compile,
+  ConfigHolder,
+  createDataPlaneServer,
+  createStatusServer,
+  HealthReporter,
+  readPemPair,
+  selfSignedDefault,
+  SystemResolver,
+  type DataPlaneServer,
+  type StatusServer,
+} from '@gatehouse/data-plane';
 import { applyPurgeMessage, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, proxyCachePurgeChannel, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
 import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
@@ -47,7 +58,12 @@ export async function startDataPlaneNode(
     bus,
     secret,
     cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
-    apply: (snapshot) => void holder.swap(compile(snapshot)),
+    apply: (snapshot) => {
+      const compiled = compile(snapshot);
+      for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
+      for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
+      holder.swap(compiled);
+    },
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
     identity: { id, version: GATEHOUSE_VERSION },
@@ -56,9 +72,17 @@ export async function startDataPlaneNode(
   });
   // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
   await sync.restoreFromCache();
+  const tls = settings.proxyTlsListen;
+  const defaultCertificate = tls
+    ? settings.proxyTlsCert && settings.proxyTlsKey
+      ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey)
+      : await selfSignedDefault(settings.dataDir)
+    : undefined;
   const proxy = await createDataPlaneServer({
     holder,
     listen: settings.proxyListen,
+    tlsListen: tls,
+    defaultCertificate,
     runtime,
     trustedIps: settings.trustedIps,
     underscoreHeaders: settings.underscoreHeaders,

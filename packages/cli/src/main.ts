@@ -120,6 +120,7 @@ async function run(command: string): Promise<void> {
       health,
     );
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.proxy.host, port: dp.proxy.port })}\n`);
+    if (dp.proxy.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: dp.proxy.tlsPort }).replace(/^http:/, 'https:')}\n`);
     if (dp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: dp.status.port })}\n`);
   }
   process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: ${settings.redisUrl ? 'snapshots over Redis' : 'in-process snapshot bus'}; Ctrl-C stops\n`);

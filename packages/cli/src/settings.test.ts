@@ -13,6 +13,13 @@ describe('readSettings', () => {
     expect(s.dataDir.endsWith('.gatehouse')).toBe(true);
   });
 
+  it('opens the TLS listener by default: on every address for a data plane, on loopback with start; off disables it', () => {
+    expect(readSettings({}, 'data_plane').proxyTlsListen).toEqual({ host: '0.0.0.0', port: 8443 });
+    expect(readSettings({}, 'all').proxyTlsListen).toEqual({ host: '127.0.0.1', port: 8443 });
+    expect(readSettings({ GATEHOUSE_PROXY_TLS_LISTEN: 'off' }, 'all').proxyTlsListen).toBeNull();
+    expect(() => readSettings({ GATEHOUSE_PROXY_TLS_CERT: '/tmp/cert.pem' }, 'all')).toThrow(/GATEHOUSE_PROXY_TLS_KEY/);
+  });
+
   it('opens the status listener by default on a data plane', () => {
     expect(readSettings({}, 'data_plane').statusListen).toEqual({ host: '0.0.0.0', port: 8100 });
   });

@@ -11,6 +11,11 @@ export interface Settings {
   adminListen: Listen;
   proxyListen: Listen;
   statusListen: Listen | null;
+  /** the proxy's TLS listener; null when `off` */
+  proxyTlsListen: Listen | null;
+  /** default certificate and key files for the TLS listener; null = a self-signed one in the data directory */
+  proxyTlsCert: string | null;
+  proxyTlsKey: string | null;
   databaseUrl: string | null;
   dataDir: string;
   redisUrl: string | null;
@@ -55,6 +60,9 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
   { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
+  { name: 'GATEHOUSE_PROXY_TLS_LISTEN', default: '0.0.0.0:8443 (data_plane), 127.0.0.1:8443 (all)', meaning: 'proxy TLS address (TLS 1.2/1.3, HTTP/1.1 and HTTP/2); certificates by SNI from `certificates`/`snis`; `off` disables it' },
+  { name: 'GATEHOUSE_PROXY_TLS_CERT', default: 'unset → a self-signed certificate made once in the data directory', meaning: 'PEM file of the default certificate served when no SNI matches (with GATEHOUSE_PROXY_TLS_KEY)' },
+  { name: 'GATEHOUSE_PROXY_TLS_KEY', default: 'unset', meaning: 'PEM file of the default certificate\'s private key' },
   { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
@@ -78,11 +86,18 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
 export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
   const blank = (v: string | undefined) => (v === undefined || v === '' ? null : v);
   const status = env.GATEHOUSE_STATUS_LISTEN ?? (role === 'data_plane' ? '0.0.0.0:8100' : 'off');
+  const tlsListen = env.GATEHOUSE_PROXY_TLS_LISTEN ?? (role === 'data_plane' ? '0.0.0.0:8443' : '127.0.0.1:8443');
+  const tlsCert = blank(env.GATEHOUSE_PROXY_TLS_CERT);
+  const tlsKey = blank(env.GATEHOUSE_PROXY_TLS_KEY);
+  if ((tlsCert === null) !== (tlsKey === null)) throw new Error('GATEHOUSE_PROXY_TLS_CERT and GATEHOUSE_PROXY_TLS_KEY go together');
   return {
     role,
     adminListen: parseListen(env.GATEHOUSE_ADMIN_LISTEN ?? '127.0.0.1:8001', 'GATEHOUSE_ADMIN_LISTEN'),
     proxyListen: parseListen(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000', 'GATEHOUSE_PROXY_LISTEN'),
     statusListen: status === 'off' ? null : parseListen(status, 'GATEHOUSE_STATUS_LISTEN'),
+    proxyTlsListen: tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN'),
+    proxyTlsCert: tlsCert,
+    proxyTlsKey: tlsKey,
     databaseUrl: blank(env.DATABASE_URL),
     dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
     redisUrl: blank(env.REDIS_URL),

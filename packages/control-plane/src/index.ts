@@ -13,3 +13,4 @@ export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './oauth2';
 export * from './declarative';
 export { mountProxyCacheRoutes, proxyCacheExtension } from './proxy-cache/routes';
 export * from './upstreams';
+export * from './tls';

@@ -6,3 +6,4 @@ export * from './schema';
 export { z } from 'zod';
 export * from './entities/route-regex';
 export * from './epoch';
+export * from './tls';

@@ -10,6 +10,33 @@ export interface SnapshotKey {
   pem: { public_key: string | null; private_key: string | null } | null;
 }
 
+/** A certificate as data planes receive it: private keys decrypted; `cert`/`key` may still be vault references. */
+export interface SnapshotCertificate {
+  id: string;
+  cert: string;
+  key: string;
+  cert_alt: string | null;
+  key_alt: string | null;
+}
+
+export interface SnapshotSni {
+  id: string;
+  name: string;
+  certificate: { id: string };
+}
+
+export interface SnapshotCaCertificate {
+  id: string;
+  cert: string;
+}
+
+export interface SnapshotVault {
+  id: string;
+  prefix: string;
+  name: string;
+  config: Record<string, unknown> | null;
+}
+
 export interface SnapshotKeySet {
   id: string;
   name: string | null;
@@ -30,9 +57,28 @@ export interface SnapshotConfig {
   /** balancers: upstreams by id, and their targets (a service whose host is an upstream's name is balanced) */
   upstreams: Upstream[];
   targets: Target[];
+  /** TLS sections; absent in snapshots made before they existed */
+  certificates?: SnapshotCertificate[];
+  snis?: SnapshotSni[];
+  ca_certificates?: SnapshotCaCertificate[];
+  vaults?: SnapshotVault[];
 }
 
-export const SNAPSHOT_SECTIONS = ['services', 'routes', 'consumers', 'plugins', 'credentials', 'key_sets', 'keys', 'upstreams', 'targets'] as const;
+export const SNAPSHOT_SECTIONS = [
+  'services',
+  'routes',
+  'consumers',
+  'plugins',
+  'credentials',
+  'key_sets',
+  'keys',
+  'upstreams',
+  'targets',
+  'certificates',
+  'snis',
+  'ca_certificates',
+  'vaults',
+] as const;
 export type SnapshotSection = (typeof SNAPSHOT_SECTIONS)[number];
 
 export interface Snapshot {
@@ -72,5 +118,19 @@ export interface SnapshotAnnouncement {
 export const EMPTY_CONFIG_HASH = '00000000000000000000000000000000';
 
 export function emptyConfig(): SnapshotConfig {
-  return { services: [], routes: [], consumers: [], plugins: [], credentials: {}, key_sets: [], keys: [], upstreams: [], targets: [] };
+  return {
+    services: [],
+    routes: [],
+    consumers: [],
+    plugins: [],
+    credentials: {},
+    key_sets: [],
+    keys: [],
+    upstreams: [],
+    targets: [],
+    certificates: [],
+    snis: [],
+    ca_certificates: [],
+    vaults: [],
+  };
 }

@@ -15,3 +15,4 @@ export { createDataPlaneServer, type DataPlaneLogger, type DataPlaneServer, type
 export { createStatusServer, type StatusServer, type StatusServerOptions } from './status-server';
 export { parseListen, type ListenAddress } from './listen';
 export * from './balancer';
+export * from './tls';

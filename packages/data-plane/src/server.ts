@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime } from '@gatehouse/plugins';
@@ -22,6 +23,8 @@ import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-for
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
+import { closeTlsListener, createTlsListener } from './tls/https-listener';
+import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
   warn?(message: string, detail?: Record<string, unknown>): void;
@@ -39,6 +42,12 @@ export interface DataPlaneServerOptions {
   log?: DataPlaneLogger;
   /** serve HTTPS instead of HTTP */
   tls?: HttpsServerOptions;
+  /**
+   * a second listener speaking TLS (1.2 and 1.3; HTTP/1.1 and HTTP/2 by ALPN) with the same routing, plugins and
+   * forwarding; the certificate is chosen by SNI from the served config, else `defaultCertificate`
+   */
+  tlsListen?: ListenAddress | null;
+  defaultCertificate?: PemPair;
   /** idle keep-alive time for client connections (ms); Kong's default is 60 s */
   keepAliveTimeout?: number;
   /**
@@ -75,6 +84,9 @@ export interface DataPlaneServer {
   readonly balancers: BalancerRegistry;
   readonly host: string;
   readonly port: number;
+  /** the TLS listener, when `tlsListen` was given */
+  readonly tlsServer: Http2SecureServer | null;
+  readonly tlsPort: number | null;
   stats(): ServerStats;
   /** stops accepting; requests in flight get `graceMs` before their connections are cut */
   close(graceMs?: number): Promise<void>;
@@ -109,9 +121,12 @@ function originForm(url: string): string {
 }
 
 /** Where a request that matched a route over the wrong scheme goes: 426, or a redirect to https. */
-function httpsRequired(status: number, req: IncomingMessage): FixedResponse {
+function httpsRequired(status: number, req: IncomingMessage, tlsPort: number | null): FixedResponse {
   if (status === 426) return ProxyErrors.useHttps;
-  const location = `https://${req.headers.host ?? ''}${req.url ?? '/'}`;
+  const host = req.headers.host ?? '';
+  const bare = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  const authority = tlsPort === null || tlsPort === 443 ? bare : `${bare}:${tlsPort}`;
+  const location = `https://${authority}${req.url ?? '/'}`;
   return { status, body: Buffer.alloc(0), headers: { location, 'content-length': '0' } };
 }
 
@@ -128,7 +143,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   runtime.maxBufferedBody = bodyLimit;
   const forwarder = makeForwarder(options.forwarder, { maxBufferedBody: bodyLimit, ...options.undici });
   const upgrades = new UpgradeRelay();
-  const scheme = options.tls ? 'https' : 'http';
+  const plainScheme = options.tls ? 'https' : 'http';
+  let tlsPort: number | null = null;
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
   const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
@@ -142,7 +158,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
    * Routes a request against the current configuration: the exchange to run, or the gateway's own answer. The path
    * is normalised here, once: the router matches it, plugins see it and the upstream request is built from it.
    */
-  function admit(req: IncomingMessage): Exchange | FixedResponse {
+  function admit(req: IncomingMessage, scheme: string): Exchange | FixedResponse {
     const config: CompiledConfig = holder.current;
     scrubClientHeaders(req, allowUnderscores);
     const url = originForm(req.url ?? '/');
@@ -153,7 +169,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
     if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
-      return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req) : ProxyErrors.noRoute;
+      return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req, tlsPort) : ProxyErrors.noRoute;
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
@@ -232,10 +248,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     sendPluginResponse(res, response);
   }
 
-  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+  function handle(req: IncomingMessage, res: ServerResponse, scheme: string): void {
     stats.total_requests++;
     try {
-      const admitted = admit(req);
+      const admitted = admit(req, scheme);
       if (!(admitted instanceof Exchange)) return sendFixed(res, admitted);
       const chain = admitted.compiledRoute.chain;
       if (chain.length === 0) return forward(req, res, admitted);
@@ -263,8 +279,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
   }
 
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => handle(req, res, plainScheme);
+
   /** Upgrades (WebSocket) take the same route and plugins; answers are written on the raw socket. */
-  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: string): void {
     stats.total_requests++;
     socket.on('error', () => socket.destroy());
     const answerFixed = (r: FixedResponse) => sendOnSocket(socket as Socket, r.status, r.headers, r.body);
@@ -282,7 +300,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     };
     const settle = (outcome: ChainOutcome, ex: Exchange) => (outcome === null ? proceed(ex) : answerPlugin(outcome, ex));
     try {
-      const admitted = admit(req);
+      const admitted = admit(req, scheme);
       if (!(admitted instanceof Exchange)) return answerFixed(admitted);
       const outcome = runChain(admitted, admitted.compiledRoute.chain, admitted.config.consumers, log);
       if (!isThenable(outcome)) return settle(outcome, admitted);
@@ -300,6 +318,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
 
   const serverOptions = options.connectionsCheckingInterval !== undefined ? { connectionsCheckingInterval: options.connectionsCheckingInterval } : {};
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, plainScheme);
   const server = options.tls ? createHttpsServer({ ...options.tls, ...serverOptions }, onRequest) : createServer(serverOptions, onRequest);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 60_000;
   server.headersTimeout = options.headersTimeout ?? server.keepAliveTimeout + 5_000;
@@ -335,6 +354,28 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   });
 
   const address = await listenOn(server, options.listen);
+  let tlsServer: Http2SecureServer | null = null;
+  if (options.tlsListen != null) {
+    if (!options.defaultCertificate) throw new Error('a TLS listener needs a default certificate');
+    const listener = await createTlsListener({
+      listen: options.tlsListen,
+      defaultCertificate: options.defaultCertificate,
+      sniLookup: (servername) => holder.current.tls.sni.lookup(servername),
+      onRequest: (req, res) => handle(req, res, 'https'),
+      onUpgrade: (req, socket, head) => upgrade(req, socket, head, 'https'),
+      onConnection: (socket) => {
+        stats.connections_accepted++;
+        stats.connections_handled++;
+        stats.connections_active++;
+        socket.once('close', () => stats.connections_active--);
+      },
+    }).catch(async (err: unknown) => {
+      await closeServer(server, 0);
+      throw err;
+    });
+    tlsServer = listener.server;
+    tlsPort = listener.port;
+  }
   return {
     server,
     holder,
@@ -342,12 +383,14 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     balancers,
     host: address.address,
     port: address.port,
+    tlsServer,
+    tlsPort,
     stats: () => ({ ...stats }),
     async close(graceMs = 0) {
       stopPruning();
       stopBalancing();
       balancers.close();
-      await closeServer(server, graceMs);
+      await Promise.all([closeServer(server, graceMs), tlsServer ? closeTlsListener(tlsServer, graceMs) : null]);
       upgrades.close();
       await forwarder.close();
     },

@@ -26,6 +26,8 @@ export const TOPOLOGIES: TopologyName[] = ['embedded', 'cluster'];
 
 export interface DataPlaneHandle {
   proxyUrl: string;
+  /** the data plane's TLS listener (`https://127.0.0.1:<port>`) */
+  proxyTlsUrl: string;
   statusUrl: string;
   dataDir: string;
   env: NodeJS.ProcessEnv;
@@ -56,6 +58,8 @@ export interface TopologyOptions {
   /** Redis for the cluster (default the shared one) */
   redisUrl?: string;
   env?: NodeJS.ProcessEnv;
+  /** extra environment of the data planes only (in embedded mode, of the one process) */
+  dataPlaneEnv?: NodeJS.ProcessEnv;
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
@@ -100,7 +104,8 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
   const dir = mkdtempSync(join(tmpdir(), `gatehouse-${name}-`));
   const secret = randomBytes(16).toString('hex');
   const count = name === 'embedded' ? 1 : (opts.dataPlanes ?? 2);
-  const ports = await freePorts(1 + count * 2);
+  const ports = await freePorts(1 + count * 3);
+  const tlsPort = (i: number) => ports[1 + count * 2 + i]!;
   const adminPort = ports[0]!;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   let database: TestDatabase | null = null;
@@ -117,10 +122,12 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
       GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}`,
       GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${ports[2]}`,
+      GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(0)}`,
+      ...opts.dataPlaneEnv,
     };
     cpEnv = env;
     controlPlane = await cliProcess('gatehouse start', 'start', env, /status API listening/);
-    dataPlanes.push({ proxyUrl: `http://127.0.0.1:${ports[1]}`, statusUrl: `http://127.0.0.1:${ports[2]}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: controlPlane });
+    dataPlanes.push({ proxyUrl: `http://127.0.0.1:${ports[1]}`, proxyTlsUrl: `https://127.0.0.1:${tlsPort(0)}`, statusUrl: `http://127.0.0.1:${ports[2]}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: controlPlane });
   } else {
     database = await createTestDatabase({ prefix: 'gh_e2e' });
     const common = { ...opts.env, REDIS_URL: redisUrl, GATEHOUSE_REDIS_PREFIX: prefix, GATEHOUSE_CLUSTER_SECRET: secret };
@@ -135,9 +142,11 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
         GATEHOUSE_DATA_DIR: join(dir, `dp${i}`),
         GATEHOUSE_DATA_PLANE_ID: `e2e-dp-${i}`,
+        GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(i)}`,
+        ...opts.dataPlaneEnv,
       };
       const proc = await cliProcess(`gatehouse data-plane ${i}`, 'data-plane', env, /status API listening/);
-      dataPlanes.push({ proxyUrl: `http://127.0.0.1:${proxyPort}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc });
+      dataPlanes.push({ proxyUrl: `http://127.0.0.1:${proxyPort}`, proxyTlsUrl: `https://127.0.0.1:${tlsPort(i)}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc });
     }
   }
 

@@ -107,10 +107,11 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
     for (const child of childrenOf(kinds, kind.def.name)) {
       const value = body[child.kind.def.name];
       if (!Array.isArray(value)) continue;
-      // a field of the entity's own with the same name (a certificate's `snis` names) stays when it holds strings
-      const ownField = child.kind.def.name in kind.def.schema.shape;
-      if (ownField && !value.every((v) => v && typeof v === 'object')) continue;
-      nested.push({ kind: child.kind, field: child.field, items: value });
+      // a shorthand field of the same name (a certificate's `snis` as names) becomes child entities named by their
+      // endpoint key, so a document never relies on a write hook to create them
+      const key = child.kind.def.endpointKey;
+      const items = key ? value.map((v) => (typeof v === 'string' ? { [key]: v } : v)) : value;
+      nested.push({ kind: child.kind, field: child.field, items });
       delete body[child.kind.def.name];
     }
     if (parent) body[parent.field] = null; // resolved to the parent's id once known

@@ -3,12 +3,15 @@ import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Keyring } from '../keys/keyring';
 import { loadKeysForSnapshot } from '../keys/snapshot-keys';
 import { readEpoch } from '../store/cluster-epoch';
+import { loadTlsForSnapshot } from '../tls/snapshot-tls';
 import type { ConfigStore } from '../store/config-store';
 
 export interface ReadConfigOptions {
   plugins: PluginDefinition[];
   /** when set, key sets and keys (decrypted) are part of the snapshot */
   keyring?: Keyring | null;
+  /** when set (with a keyring), certificates (decrypted), SNIs, CA certificates and vaults are part of it */
+  tls?: boolean;
 }
 
 /**
@@ -35,6 +38,7 @@ export async function readSnapshotConfig(
     if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
     config.upstreams = (await store.register(upstreams).all(trx)) as unknown as SnapshotConfig['upstreams'];
     config.targets = (await store.register(targets).all(trx)) as unknown as SnapshotConfig['targets'];
+    if (opts.keyring && opts.tls) Object.assign(config, await loadTlsForSnapshot(trx, opts.keyring));
     return { config, epoch: await readEpoch(trx) };
   });
   return { version, epoch: result.epoch, config: result.config };

@@ -21,6 +21,8 @@ export interface SnapshotPublisherOptions {
   secret: string;
   plugins: PluginDefinition[];
   keyring?: Keyring | null;
+  /** certificates, SNIs, CA certificates and vaults are part of the snapshot (needs `tlsMigrations()` and a keyring) */
+  tls?: boolean;
   /** the data plane's compile: a snapshot that would not load there is never published (throws to refuse) */
   check: (snapshot: Snapshot) => void;
   log: PublisherLogger;
@@ -188,7 +190,7 @@ export class SnapshotPublisher {
   private async build(): Promise<Snapshot | null> {
     let read: Awaited<ReturnType<typeof readSnapshotConfig>>;
     try {
-      read = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring });
+      read = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring, tls: this.opts.tls });
     } catch (err) {
       if (isDatabaseUnreachable(err)) {
         this.databaseReachable(false, err);

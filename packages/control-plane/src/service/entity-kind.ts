@@ -7,6 +7,8 @@ export interface WriteContext {
   trx: Executor;
   /** the stored entity being replaced or patched; null on create */
   previous: StoredEntity | null;
+  /** what `prepare` hands on to `afterWrite` (e.g. a certificate's `snis` shorthand) */
+  carry?: Record<string, unknown>;
 }
 
 /**
@@ -24,6 +26,10 @@ export interface EntityKind {
   validate?(entity: Record<string, unknown>, ctx: WriteContext): void | Promise<void>;
   /** turns the validated entity into what is stored (generate a key, hash a secret, seal a private key) */
   prepare?(entity: Record<string, unknown>, ctx: WriteContext): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** runs in the write's transaction once the row is stored (rows of other entities that reference it) */
+  afterWrite?(entity: StoredEntity, ctx: WriteContext): Promise<void>;
+  /** adds what lives in other tables to entities about to be returned (a certificate's `snis` names) */
+  expand?(entities: Record<string, unknown>[], ex: Executor): Promise<void>;
   /** what the admin API returns for a stored entity; default: the entity itself */
   present?(entity: StoredEntity): Record<string, unknown>;
   /**

@@ -86,7 +86,14 @@ export class EntityService {
   async get(kind: EntityKind, ref: string, scope?: Scope): Promise<Record<string, unknown>> {
     const entity = await this.find(kind, ref, scope);
     if (!entity) throw Errors.notFound();
-    return this.present(kind, entity);
+    return this.presentOne(kind, entity);
+  }
+
+  /** `present`, plus what the kind keeps in other tables */
+  private async presentOne(kind: EntityKind, entity: StoredEntity): Promise<Record<string, unknown>> {
+    const shown = this.present(kind, entity);
+    if (kind.expand) await kind.expand([shown], this.store.db);
+    return shown;
   }
 
   async list(kind: EntityKind, q: ListQuery, scope?: Scope, equals?: Record<string, string>): Promise<ListResult> {
@@ -100,14 +107,16 @@ export class EntityService {
       foreign: scope ? { [scope.field]: scope.id } : undefined,
       equals,
     });
-    return { data: page.items.map((e) => this.present(kind, e)), offset: page.next === null ? null : encodeOffset([page.next]) };
+    const data = page.items.map((e) => this.present(kind, e));
+    if (kind.expand && data.length > 0) await kind.expand(data, this.store.db);
+    return { data, offset: page.next === null ? null : encodeOffset([page.next]) };
   }
 
   // ── writes (one transaction each) ────────────────────────────────────────
 
   async create(kind: EntityKind, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
     const entity = await this.store.write((trx) => this.createIn(trx, kind, input, scope));
-    return this.present(kind, entity);
+    return this.presentOne(kind, entity);
   }
 
   /** PATCH: 404 when absent */
@@ -117,13 +126,13 @@ export class EntityService {
       if (!existing) throw Errors.notFound();
       return this.patchIn(trx, kind, existing, input, scope);
     });
-    return this.present(kind, entity);
+    return this.presentOne(kind, entity);
   }
 
   /** PUT: replaces the entity named by `ref` (id or endpoint key), or creates it */
   async upsert(kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
     const entity = await this.store.write((trx) => this.upsertIn(trx, kind, ref, input, scope));
-    return this.present(kind, entity);
+    return this.presentOne(kind, entity);
   }
 
   /** false when there was nothing to delete (no version bump then) */
@@ -136,19 +145,24 @@ export class EntityService {
   // ── the same, inside a caller's transaction (composite writes such as legacy /apis) ──
 
   async createIn(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
-    const entity = await this.buildNew(trx, kind, input, scope);
+    const ctx: WriteContext = { trx, previous: null };
+    const entity = await this.buildNew(trx, kind, input, scope, ctx);
     await this.store.repo(kind.def.name).insert(trx, entity);
+    await kind.afterWrite?.(entity, ctx);
     return entity;
   }
 
-  /** everything a create does but the insert: the stored form of a new entity (bulk writes insert many at once) */
-  async buildNew(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
+  /**
+   * everything a create does but the insert and the kind's afterWrite: the stored form of a new entity (bulk writes
+   * insert many at once; a declarative document gives what afterWrite would derive, such as SNIs, as entities itself)
+   */
+  async buildNew(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope, ctx: WriteContext = { trx, previous: null }): Promise<StoredEntity> {
     const body = await this.readInput(trx, kind, input, null);
     if (scope) body[scope.field] = { id: scope.id };
     const time = now();
     const candidate: Record<string, unknown> = { ...body, id: body.id ?? randomUUID(), created_at: body.created_at ?? time };
     if (kind.def.updatedAt) candidate.updated_at = body.updated_at ?? time;
-    return this.validate(kind, candidate, { trx, previous: null });
+    return this.validate(kind, candidate, ctx);
   }
 
   async patchIn(trx: Executor, kind: EntityKind, existing: StoredEntity, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
@@ -161,8 +175,10 @@ export class EntityService {
     candidate.id = existing.id;
     candidate.created_at = existing.created_at;
     if (kind.def.updatedAt) candidate.updated_at = now();
-    const entity = await this.validate(kind, candidate, { trx, previous: existing });
+    const ctx: WriteContext = { trx, previous: existing };
+    const entity = await this.validate(kind, candidate, ctx);
     await this.store.repo(kind.def.name).replace(trx, entity);
+    await kind.afterWrite?.(entity, ctx);
     return entity;
   }
 
@@ -186,9 +202,11 @@ export class EntityService {
       created_at: existing?.created_at ?? body.created_at ?? time,
     };
     if (kind.def.updatedAt) candidate.updated_at = time;
-    const entity = await this.validate(kind, candidate, { trx, previous: existing });
+    const ctx: WriteContext = { trx, previous: existing };
+    const entity = await this.validate(kind, candidate, ctx);
     if (existing) await repo.replace(trx, entity);
     else await repo.insert(trx, entity);
+    await kind.afterWrite?.(entity, ctx);
     return entity;
   }
 

@@ -10,3 +10,7 @@ export * from './private-fields';
 export * from './hosts';
 export * from './upstreams';
 export * from './targets';
+export * from './certificates';
+export * from './snis';
+export * from './ca-certificates';
+export * from './vaults';

@@ -1,8 +1,11 @@
-import { flattenFieldErrors, type Consumer, type FieldErrors, type Plugin, type Route, type Service, type Snapshot } from '@gatehouse/core';
+import { flattenFieldErrors, REFERENCEABLE_PLUGIN_FIELDS, type Consumer, type FieldErrors, type Plugin, type Route, type Service, type Snapshot } from '@gatehouse/core';
 import { findPlugin, type PluginDefinition } from '@gatehouse/plugins';
 import { Router } from './router';
 import { compileUpstreams, type UpstreamSpec } from '../balancer/spec';
 import { resolveScope, scopeRank, type ScopedInstance } from './scope';
+import { compileTls } from '../tls/compile-tls';
+import type { UpstreamTls } from '../tls/upstream-tls';
+import { resolveConfigReferences, VaultResolver } from '../tls/vault-resolver';
 import type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginInstance, UpstreamTarget } from './types';
 
 /** A snapshot that cannot be loaded; the last good configuration keeps serving. */
@@ -13,6 +16,8 @@ export class SnapshotCompileError extends Error {
 export interface CompileOptions {
   /** where plugin names are looked up; the bundled plugins by default */
   findPlugin?: (name: string) => PluginDefinition | undefined;
+  /** where `{vault://env/…}` references are resolved; this process's environment by default */
+  env?: NodeJS.ProcessEnv;
 }
 
 const NO_STEPS: readonly ChainStep[] = Object.freeze([]);
@@ -65,7 +70,7 @@ function instantiate(row: Plugin, find: (name: string) => PluginDefinition | und
   };
 }
 
-function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, UpstreamSpec>): UpstreamTarget {
+function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, UpstreamSpec>, tls: UpstreamTls | null): UpstreamTarget {
   const protocol = service.protocol === 'https' || service.protocol === 'wss' || service.protocol === 'grpcs' || service.protocol === 'tls' ? 'https' : 'http';
   const host = service.host;
   const port = service.port ?? (protocol === 'https' ? 443 : 80);
@@ -75,7 +80,7 @@ function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, Upstrea
   const connectTimeout = service.connect_timeout ?? 60000;
   const tlsVerify = service.tls_verify === true;
   return {
-    poolKey: `${origin}|${connectTimeout}|${tlsVerify ? 'verify' : 'noverify'}`,
+    poolKey: `${origin}|${connectTimeout}|${tlsVerify ? 'verify' : 'noverify'}${tls ? `|${tls.key}` : ''}`,
     origin,
     protocol,
     host,
@@ -87,6 +92,7 @@ function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, Upstrea
     writeTimeout: service.write_timeout ?? 60000,
     tlsVerify,
     balancer: upstreams.has(host.toLowerCase()) ? host.toLowerCase() : null,
+    tls: protocol === 'https' ? tls : null,
   };
 }
 
@@ -108,7 +114,19 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
   // every configuration is validated, enabled or not, so a broken one never sits waiting to be enabled
   const byName = new Map<string, { def: PluginDefinition; candidates: ScopedInstance[] }>();
   const warnings: CompileWarning[] = [];
-  for (const row of config.plugins) {
+  const vaults = new VaultResolver(config.vaults ?? [], options.env ?? process.env);
+  for (const stored of config.plugins) {
+    // secrets given as vault references are resolved here, from this node's environment, never stored resolved
+    const referenceable = REFERENCEABLE_PLUGIN_FIELDS[stored.name];
+    const row =
+      referenceable && stored.config
+        ? {
+            ...stored,
+            config: resolveConfigReferences(stored.config as Record<string, unknown>, referenceable, vaults, (path, err) =>
+              warnings.push({ plugin_id: stored.id, plugin: stored.name, message: `config.${path}: ${err.message}` }),
+            ),
+          }
+        : stored;
     const { def, instance } = instantiate(row, find);
     if (row.enabled === false) continue;
     let group = byName.get(row.name);
@@ -135,6 +153,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
   const ordered = [...byName.values()].sort((a, b) => b.def.priority - a.def.priority || (a.def.name < b.def.name ? -1 : 1));
   const services = new Map(config.services.map((s) => [s.id, s]));
   const upstreams = compileUpstreams(config);
+  const tls = compileTls(config, config.services, vaults);
   const routes: CompiledRoute[] = [];
   for (const route of config.routes) {
     if (!servesHttp(route)) continue;
@@ -155,7 +174,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
     routes.push({
       route,
       service,
-      upstream: service ? upstreamTarget(service, upstreams) : null,
+      upstream: service ? upstreamTarget(service, upstreams, tls.upstream.get(service.id) ?? null) : null,
       chain: chain.length > 0 ? chain : NO_STEPS,
       stripPath: route.strip_path !== false,
       preserveHost: route.preserve_host === true,
@@ -183,5 +202,6 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
     indexes,
     warnings,
     upstreams,
+    tls,
   };
 }

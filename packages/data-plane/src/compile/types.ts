@@ -1,5 +1,7 @@
 import type { Consumer, Route, Service } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
+import type { CompiledTls } from '../tls/compile-tls';
+import type { UpstreamTls } from '../tls/upstream-tls';
 import type { Router } from './router';
 import type { UpstreamSpec } from '../balancer/spec';
 
@@ -48,6 +50,8 @@ export interface UpstreamTarget {
   balancer: string | null;
   /** TLS server name when it differs from `host` (a balanced target's name, while `host` is its address) */
   sni?: string;
+  /** TLS settings for an `https` upstream (verification, CAs, client certificate, SNI); null for plain HTTP */
+  tls: UpstreamTls | null;
 }
 
 export interface CompiledRoute {
@@ -93,4 +97,6 @@ export interface CompiledConfig {
   warnings: readonly CompileWarning[];
   /** upstreams by lower-case name, with their targets (the balancers follow them across snapshots) */
   upstreams: ReadonlyMap<string, UpstreamSpec>;
+  /** certificates by SNI and upstream TLS settings */
+  tls: CompiledTls;
 }

@@ -42,7 +42,7 @@ export class HttpProxyForwarder implements Forwarder {
     let agent = this.agents.get(target.poolKey);
     if (agent === undefined) {
       const settings = { keepAlive: true, timeout: IDLE_SOCKET_TIMEOUT };
-      agent = target.protocol === 'https' ? new HttpsAgent({ ...settings, rejectUnauthorized: target.tlsVerify }) : new HttpAgent(settings);
+      agent = target.protocol === 'https' ? new HttpsAgent({ ...settings, rejectUnauthorized: target.tlsVerify, ...target.tls?.options }) : new HttpAgent(settings);
       this.agents.set(target.poolKey, agent);
     }
     return agent;

@@ -180,7 +180,11 @@ export class UndiciForwarder implements Forwarder {
         keepAliveTimeout: this.options.keepAliveTimeout ?? 4_000,
         connect: {
           timeout: target.connectTimeout,
-          ...(target.protocol === 'https' ? { rejectUnauthorized: target.tlsVerify, servername: target.sni ?? target.host } : {}),
+          ...(target.protocol === 'https'
+            ? target.tls
+              ? { ...target.tls.options, ...(target.sni ? { servername: target.sni } : {}) }
+              : { rejectUnauthorized: target.tlsVerify, servername: target.sni ?? target.host }
+            : {}),
         },
       });
       this.pools.set(target.poolKey, pool);

@@ -82,7 +82,8 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   const listed = connectionListed(incoming.connection);
   const removed = ex.removedHeaders;
   for (const name in incoming) {
-    if (NOT_FORWARDED.has(name)) continue;
+    // HTTP/2 pseudo-headers (`:path`, `:authority`, …) belong to the client's connection
+    if (name.charCodeAt(0) === 58 /* : */ || NOT_FORWARDED.has(name)) continue;
     if (listed !== null && listed.has(name)) continue;
     if (removed !== null && removed.has(name)) continue;
     const value = incoming[name];

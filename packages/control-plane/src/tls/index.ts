@@ -1,0 +1,4 @@
+export * from './kinds';
+export * from './migrations';
+export * from './routes';
+export * from './snapshot-tls';

@@ -1,0 +1,3 @@
+export * from './vault-reference';
+export * from './pem';
+export * from './sni-name';

@@ -1,0 +1,40 @@
+/**
+ * Kong's secret references: `{vault://<prefix>/<name>[/<key>]}`. A field Kong marks referenceable may hold one
+ * instead of its value; the data plane resolves it from its own environment when it compiles a snapshot, so the
+ * control plane's database and Redis only ever hold the reference.
+ */
+export const VAULT_REFERENCE = /^\{vault:\/\/([a-z][a-z0-9-]*[a-z0-9]|[a-z])\/([^/{}]+)(?:\/([^{}]+))?\}$/;
+
+export interface VaultReference {
+  /** the vault's prefix: `env`, or the `prefix` of a `vaults` entity */
+  prefix: string;
+  /** the secret's name */
+  name: string;
+  /** a key inside a JSON secret, when given */
+  key: string | null;
+}
+
+export function isVaultReference(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 10 && value.charCodeAt(0) === 123 /* { */ && VAULT_REFERENCE.test(value);
+}
+
+export function parseVaultReference(value: string): VaultReference | null {
+  const m = VAULT_REFERENCE.exec(value);
+  if (!m) return null;
+  return { prefix: m[1]!, name: decodeURIComponent(m[2]!), key: m[3] === undefined ? null : decodeURIComponent(m[3]) };
+}
+
+/** The vaults bundled with Gatehouse (Kong's `env`). */
+export const BUNDLED_VAULTS = ['env'] as const;
+
+/**
+ * Plugin config fields Kong marks referenceable, by plugin name (dotted paths inside `config`). Only these are
+ * resolved on the data plane; a reference anywhere else stays the literal string it is.
+ */
+export const REFERENCEABLE_PLUGIN_FIELDS: Record<string, readonly string[]> = {
+  'ldap-auth': ['ldap_password', 'bind_dn'],
+  'rate-limiting': ['redis_password', 'redis_username', 'redis.password', 'redis.username'],
+  'proxy-cache': ['redis.password', 'redis.username'],
+  'http-log': ['http_endpoint'],
+  'oauth2': ['provision_key'],
+};
