@@ -12,11 +12,14 @@ import {
   keyringFromSecret,
   keysExtension,
   openDatabase,
+  tlsExtension,
+  tlsMigrations,
   type AdminApp,
   type Database,
 } from '@gatehouse/control-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { createTestDatabase } from '@gatehouse/testkit';
+import { CertificateFactory } from '../support/certificates';
 
 interface Harness {
   app: AdminApp;
@@ -31,18 +34,18 @@ async function startDeclarativeAdmin(backend: 'postgres' | 'pglite'): Promise<Ha
   let dispose: () => Promise<void>;
   if (backend === 'postgres') {
     const testDb = await createTestDatabase('gh_decl');
-    database = await openDatabase({ url: testDb.url, poolSize: 4, migrations: keyMigrations() }).catch(async (err) => {
+    database = await openDatabase({ url: testDb.url, poolSize: 4, migrations: { ...keyMigrations(), ...tlsMigrations() } }).catch(async (err) => {
       await testDb.drop();
       throw err;
     });
     dispose = () => testDb.drop();
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-decl-'));
-    database = await openDatabase({ dataDir: dir, migrations: keyMigrations() });
+    database = await openDatabase({ dataDir: dir, migrations: { ...keyMigrations(), ...tlsMigrations() } });
     dispose = async () => rmSync(dir, { recursive: true, force: true });
   }
   const committed: number[] = [];
-  const app = createAdminApp({ database, extensions: [keysExtension(keyring)], onCommitted: (v) => void committed.push(v), log: () => {} });
+  const app = createAdminApp({ database, extensions: [keysExtension(keyring), tlsExtension(keyring)], onCommitted: (v) => void committed.push(v), log: () => {} });
   return {
     app,
     database,
@@ -53,6 +56,9 @@ async function startDeclarativeAdmin(backend: 'postgres' | 'pglite'): Promise<Ha
     },
   };
 }
+
+const certificates = new CertificateFactory();
+afterAll(() => certificates.cleanup());
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const RSA_PRIVATE = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -98,6 +104,12 @@ describe.each(['postgres', 'pglite'] as const)('declarative configuration: GET/P
     await ok(await http().post('/consumers/alice/acls').send({ group: 'gold' }));
     await ok(await http().post('/upstreams').send({ name: 'billing.upstream', algorithm: 'consistent-hashing', hash_on: 'consumer' }));
     await ok(await http().post('/upstreams/billing.upstream/targets').send({ target: '10.0.0.7:8080', weight: 50 }));
+    const ca = certificates.ca('Declarative Test CA');
+    const server = certificates.signed(ca, ['billing.example.test']);
+    const cert = await ok(await http().post('/certificates').send({ cert: server.cert, key: server.key, tags: ['team-a'] }));
+    await ok(await http().post(`/certificates/${cert.id}/snis`).send({ name: 'billing.example.test' }));
+    await ok(await http().post('/ca_certificates').send({ cert: ca.cert }));
+    await ok(await http().post('/vaults').send({ name: 'env', prefix: 'my-env', config: { prefix: 'GATEHOUSE_' } }));
     const set = await ok(await http().post('/key-sets').send({ name: 'signing' }));
     await ok(await http().post('/keys').send({ name: 'rsa-1', kid: 'rsa-1', set: { id: set.id }, pem: { private_key: RSA_PRIVATE, public_key: RSA_PUBLIC } }));
   }

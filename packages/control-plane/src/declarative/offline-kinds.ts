@@ -4,6 +4,7 @@ import { keyringFromKey } from '../keys/keyring';
 import { keyKind, keySetKind } from '../keys/kinds';
 import { registerDefaultKinds } from '../service/default-kinds';
 import type { EntityKind } from '../service/entity-kind';
+import { caCertificateKind, certificateKind, sniKind, vaultKind } from '../tls/kinds';
 import { orderKinds } from './kinds';
 
 /**
@@ -16,6 +17,14 @@ export function offlineDocumentKinds(plugins: PluginDefinition[]): EntityKind[] 
   registerDefaultKinds(registry, plugins);
   registry.register(keySetKind);
   // a throwaway keyring: offline checks read key material in clear and never seal it
-  registry.register(keyKind(keyringFromKey(randomBytes(32))));
+  const keyring = keyringFromKey(randomBytes(32));
+  registry.register(keyKind(keyring));
+  // write hooks are never run offline: the certificate kind's store is one that says so if asked
+  const noDatabase = {
+    repo(): never {
+      throw new Error('offline document checks have no database');
+    },
+  };
+  for (const kind of [certificateKind(keyring, noDatabase), sniKind, caCertificateKind, vaultKind]) registry.register(kind);
   return orderKinds(kinds);
 }

@@ -77,7 +77,7 @@ async function checkShorthand(ex: Executor, names: string[], certificateId: stri
  * opened again for responses; the `snis` shorthand becomes rows of `snis` in the same transaction, and responses
  * list the certificate's SNI names.
  */
-export function certificateKind(keyring: Keyring, store: ConfigStore): EntityKind {
+export function certificateKind(keyring: Keyring, store: Pick<ConfigStore, 'repo'>): EntityKind {
   return {
     def: certificates,
     preValidate(input) {
