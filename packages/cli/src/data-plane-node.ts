@@ -1,7 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { compile, ConfigHolder, createDataPlaneServer, createStatusServer, type DataPlaneServer, type StatusServer } from '@gatehouse/data-plane';
-import { rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import {
+  AccessLog,
+  compile,
+  ConfigHolder,
+  createDataPlaneServer,
+  createStatusServer,
+  DataPlaneMetrics,
+  parseGatewayHeaders,
+  type DataPlaneServer,
+  type StatusServer,
+} from '@gatehouse/data-plane';
+import { closeFileLogs, closeHttpLogQueues, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { Registry } from 'prom-client';
+import type { NodeMetrics } from './node-metrics';
 import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus } from '@gatehouse/sync';
 import type { Logger } from './logger';
@@ -14,6 +26,8 @@ export interface DataPlaneNode {
   proxy: DataPlaneServer;
   status: StatusServer | null;
   sync: DataPlaneSync;
+  metrics: DataPlaneMetrics;
+  accessLog: AccessLog | null;
   close(): Promise<void>;
 }
 
@@ -24,22 +38,36 @@ export async function startDataPlaneNode(
   secret: string,
   log: Logger,
   extraRuntime: PluginRuntime = {},
+  nodeMetrics?: NodeMetrics,
 ): Promise<DataPlaneNode> {
+  const headers = parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`);
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process;
   // commands fail fast while Redis is down so a plugin's fault_tolerant setting decides, not a queue
   const redis = settings.redisUrl
     ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) })
     : null;
   redis?.on('error', () => {});
+  if (redis) nodeMetrics?.watchRedis(redis);
   const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
   if (redis) runtime.redis = redis;
   const id = settings.dataPlaneId ?? randomUUID();
   const holder = new ConfigHolder();
+  const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder });
+  const accessLog = settings.accessLog ? new AccessLog(settings.accessLog, (err) => log.error('access log: cannot write', { destination: settings.accessLog, error: err.message })) : null;
   const sync = new DataPlaneSync({
     bus,
     secret,
     cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
-    apply: (snapshot) => void holder.swap(compile(snapshot)),
+    apply: (snapshot) => {
+      const started = performance.now();
+      try {
+        holder.swap(compile(snapshot));
+      } catch (err) {
+        metrics.configRefused();
+        throw err;
+      }
+      metrics.configApplied(performance.now() - started);
+    },
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
     identity: { id, version: GATEHOUSE_VERSION },
@@ -54,9 +82,12 @@ export async function startDataPlaneNode(
     runtime,
     trustedIps: settings.trustedIps,
     log: { error: log.error, warn: log.warn },
+    headers,
+    accessLog,
+    metrics,
   });
   const status = settings.statusListen
-    ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }) })
+    ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }), metrics: nodeMetrics?.registry })
     : null;
   await sync.start();
   return {
@@ -65,10 +96,15 @@ export async function startDataPlaneNode(
     proxy,
     status,
     sync,
+    metrics,
+    accessLog,
     close: async () => {
       await sync.stop();
       await status?.close();
       await proxy.close(2000);
+      await accessLog?.close();
+      await closeFileLogs();
+      await closeHttpLogQueues();
       await rateLimitingConnections.close();
       redis?.disconnect();
     },

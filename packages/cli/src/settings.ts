@@ -21,6 +21,10 @@ export interface Settings {
   /** CIDRs or addresses of proxies in front of the data plane whose X-Forwarded-For is believed */
   trustedIps: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Kong's `headers` setting: which headers the gateway adds to responses */
+  headers: string;
+  /** the proxy's access log: `stdout`, a file path, or null (off) */
+  accessLog: string | null;
 }
 
 export interface Listen {
@@ -33,7 +37,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_ROLE', default: 'all', meaning: '`all` (control plane + data plane in one process), `control_plane` or `data_plane`; the subcommand sets it' },
   { name: 'GATEHOUSE_ADMIN_LISTEN', default: '127.0.0.1:8001', meaning: 'admin API address (control plane)' },
   { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: 'proxy address (data plane)' },
-  { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all)', meaning: 'data-plane status API: `/status`, `/status/ready`; `off` disables it' },
+  { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all, control_plane)', meaning: 'status API without RBAC: `/status`, `/status/ready`, `/metrics` (data plane, control plane, or both planes with `start`); `off` disables it' },
   { name: 'DATABASE_URL', default: 'unset → embedded Postgres (PGlite) in the data directory', meaning: 'Postgres connection string for the control plane' },
   { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
   { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
@@ -45,6 +49,8 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
   { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
+  { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
+  { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
 export function parseListen(value: string, name: string): Listen {
@@ -80,5 +86,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
+    headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
+    accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
   };
 }

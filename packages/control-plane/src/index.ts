@@ -10,3 +10,6 @@ export * from './rbac';
 export * from './publisher';
 export { clusteringExtension } from './routes/clustering';
 export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './oauth2';
+export { ControlPlaneMetrics, configHashNumber, type ControlPlaneMetricsOptions } from './metrics/control-plane-metrics';
+export { metricsExtension } from './metrics/routes';
+export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOptions, type ControlPlaneStatusServer } from './http/status-listener';

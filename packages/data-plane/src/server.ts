@@ -6,6 +6,11 @@ import type { PluginResponse, PluginRuntime } from '@gatehouse/plugins';
 import type { CompiledConfig } from './compile/types';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
+import type { DataPlaneMetrics } from './metrics/data-plane-metrics';
+import type { AccessLog } from './observe/access-log';
+import { ExchangeObserver } from './observe/exchange-end';
+import { ExchangeTrace, stampGatewayResponse } from './observe/exchange-trace';
+import { defaultGatewayHeaders, type GatewayHeaders } from './observe/gateway-headers';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
 import { peerAddress, TrustedProxies } from './proxy/client-ip';
@@ -39,6 +44,12 @@ export interface DataPlaneServerOptions {
    * is the client IP. Empty by default: no proxy is trusted.
    */
   trustedIps?: readonly string[];
+  /** which headers the gateway adds (GATEHOUSE_HEADERS); Kong's default set when absent */
+  headers?: GatewayHeaders;
+  /** one JSON line per request; none when absent */
+  accessLog?: AccessLog | null;
+  /** the node's metrics: connection counts, and the series the `prometheus` plugin records */
+  metrics?: DataPlaneMetrics;
 }
 
 export interface ServerStats {
@@ -87,6 +98,13 @@ function originForm(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
+/** The path of a request the router refused (for its log line). */
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 /** Where a request that matched a route over the wrong scheme goes: 426, or a redirect to https. */
 function httpsRequired(status: number, req: IncomingMessage): FixedResponse {
   if (status === 426) return ProxyErrors.useHttps;
@@ -101,7 +119,10 @@ function httpsRequired(status: number, req: IncomingMessage): FixedResponse {
 export async function createDataPlaneServer(options: DataPlaneServerOptions): Promise<DataPlaneServer> {
   const { holder } = options;
   const log = options.log ?? defaultLogger;
-  const runtime = options.runtime ?? {};
+  const runtime: PluginRuntime = options.runtime ?? {};
+  if (options.metrics) runtime.exchangeMetrics = options.metrics.exchange;
+  const gatewayHeaders = options.headers ?? defaultGatewayHeaders();
+  const observer = new ExchangeObserver(options.accessLog ?? null, log);
   const forwarder = makeForwarder(options.forwarder, options.undici);
   const upgrades = new UpgradeRelay();
   const scheme = options.tls ? 'https' : 'http';
@@ -110,7 +131,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
 
   /** Routes a request against the current configuration: the exchange to run, or the gateway's own answer. */
-  function admit(req: IncomingMessage): Exchange | FixedResponse {
+  function admit(req: IncomingMessage, trace: ExchangeTrace | null = null): Exchange | FixedResponse {
     const config: CompiledConfig = holder.current;
     const url = originForm(req.url ?? '/');
     const q = url.indexOf('?');
@@ -123,6 +144,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
+    ex.trace = trace;
     return ex;
   }
 
@@ -134,21 +156,37 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const target = ex.compiledRoute.upstream;
     if (target === null) {
       applyResponseHeaders(res, ex);
+      stampGatewayResponse(res, ex.trace);
       return sendFixed(res, ProxyErrors.noService);
     }
-    forwarder.forward(req, res, buildUpstreamRequest(ex, target));
+    const upstream = buildUpstreamRequest(ex, target);
+    ex.trace?.sent(upstream.path, target);
+    forwarder.forward(req, res, upstream);
   }
 
   function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {
     applyResponseHeaders(res, ex);
+    stampGatewayResponse(res, ex.trace);
     sendPluginResponse(res, response);
+  }
+
+  /** the gateway's own answer after a failure: stamped like any response it makes */
+  function unexpected(res: ServerResponse, trace: ExchangeTrace): void {
+    stampGatewayResponse(res, trace);
+    sendFixed(res, ProxyErrors.unexpected);
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     stats.total_requests++;
+    const trace = new ExchangeTrace(req, gatewayHeaders);
     try {
-      const admitted = admit(req);
-      if (!(admitted instanceof Exchange)) return sendFixed(res, admitted);
+      const admitted = admit(req, trace);
+      if (!(admitted instanceof Exchange)) {
+        observer.watch(trace, res, null, pathOf(req), '');
+        stampGatewayResponse(res, trace);
+        return sendFixed(res, admitted);
+      }
+      observer.watch(trace, res, admitted, admitted.path, admitted.rawQuery);
       const chain = admitted.compiledRoute.chain;
       if (chain.length === 0) return forward(req, res, admitted);
       const outcome = runChain(admitted, chain, admitted.config.consumers, log);
@@ -161,17 +199,17 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
             else answer(res, admitted, settled);
           } catch (err) {
             failed('request failed', err);
-            sendFixed(res, ProxyErrors.unexpected);
+            unexpected(res, trace);
           }
         },
         (err: unknown) => {
           failed('request failed', err);
-          sendFixed(res, ProxyErrors.unexpected);
+          unexpected(res, trace);
         },
       );
     } catch (err) {
       failed('request failed', err);
-      sendFixed(res, ProxyErrors.unexpected);
+      unexpected(res, trace);
     }
   }
 
@@ -231,6 +269,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     for (const route of next.routes) if (route.upstream) active.add(route.upstream.poolKey);
     forwarder.prune(active);
   });
+
+  options.metrics?.observeServer(() => ({ ...stats }));
+  if (options.accessLog) options.metrics?.observeAccessLog(() => options.accessLog!.dropped);
 
   const address = await listenOn(server, options.listen);
   return {

@@ -9,6 +9,10 @@ import { acl } from './acl';
 import { rateLimiting } from './rate-limiting';
 import { ldapAuth } from './ldap-auth';
 import { oauth2 } from './oauth2';
+import { prometheus } from './prometheus';
+import { correlationId } from './correlation-id';
+import { fileLog } from './file-log';
+import { httpLog } from './http-log';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -22,6 +26,10 @@ export const bundledPlugins: PluginDefinition[] = [
   rateLimiting as PluginDefinition,
   ldapAuth as PluginDefinition,
   oauth2 as PluginDefinition,
+  prometheus as PluginDefinition,
+  correlationId as PluginDefinition,
+  fileLog as PluginDefinition,
+  httpLog as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

@@ -23,6 +23,10 @@ export interface SnapshotPublisherOptions {
   log: PublisherLogger;
   /** how often the publisher compares what the bus holds with the database (catches a restarted, empty Redis) */
   reconcileIntervalMs?: number;
+  /** told after each successful publication, with how long it took (metrics) */
+  onPublished?: (snapshot: Snapshot, durationMs: number) => void;
+  /** told after each failed publication (metrics) */
+  onFailed?: (message: string) => void;
 }
 
 export interface PublisherStatus {
@@ -85,6 +89,7 @@ export class SnapshotPublisher {
   }
 
   private async publishOnce(): Promise<void> {
+    const started = performance.now();
     let snapshot: Snapshot;
     try {
       const { version, config } = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring });
@@ -98,6 +103,7 @@ export class SnapshotPublisher {
       await this.opts.bus.publish(signSnapshot(snapshot, this.opts.secret));
       this.last = { version: snapshot.version, hash: snapshot.hash, published_at: Math.floor(Date.now() / 1000), last_error: null };
       this.retryDelayMs = 250;
+      this.opts.onPublished?.(snapshot, performance.now() - started);
     } catch (err) {
       this.fail(`snapshot ${snapshot.version} not published: the bus is unreachable; retrying`, err, true);
     }
@@ -107,6 +113,7 @@ export class SnapshotPublisher {
     const reason = err instanceof Error ? err.message : String(err);
     this.last = { ...this.last, last_error: `${message}: ${reason}` };
     this.opts.log.error(message, { error: reason });
+    this.opts.onFailed?.(message);
     if (!retry || this.stopped || this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamTarget } from '../compile/types';
+import { stampGatewayResponse, stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { HOP_BY_HOP_RESPONSE, isTimeout, type Forwarder } from './forwarder';
 
 /** Most header names cannot be hop-by-hop by their length alone: only those lengths are lower-cased and looked up. */
@@ -28,6 +29,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly res: ServerResponse,
     /** plugin-set headers that replace the upstream's of the same name */
     private readonly extraHeaders: ReadonlyMap<string, string> | null = null,
+    /** the request's id and timings, stamped on the response head */
+    private readonly trace: ExchangeTrace | null = null,
   ) {
     res.once('close', () => {
       if (!this.done) {
@@ -46,13 +49,20 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.resume = resume;
     const headers: string[] = [];
     const extra = this.extraHeaders;
+    const trace = this.trace;
+    let via: string | null = null;
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]!.toString('latin1');
       if (HOP_BY_HOP_LENGTHS.has(name.length) && HOP_BY_HOP_RESPONSE.has(name.toLowerCase())) continue;
       if (extra !== null && extra.has(name.toLowerCase())) continue;
+      if (trace !== null && name.length === 3 && name.toLowerCase() === 'via') {
+        via = via === null ? rawHeaders[i + 1]!.toString('latin1') : `${via}, ${rawHeaders[i + 1]!.toString('latin1')}`;
+        continue;
+      }
       headers.push(name, rawHeaders[i + 1]!.toString('latin1'));
     }
     if (extra !== null) for (const [name, value] of extra) headers.push(name, value);
+    if (trace !== null) stampProxiedResponse(headers, trace, via);
     this.res.writeHead(statusCode, headers);
     return true;
   }
@@ -72,7 +82,10 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.done = true;
     if (this.res.headersSent) this.res.destroy(err);
-    else sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+    else {
+      stampGatewayResponse(this.res, this.trace);
+      sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+    }
   }
 }
 
@@ -101,7 +114,7 @@ export class UndiciForwarder implements Forwarder {
   }
 
   forward(_req: IncomingMessage, res: ServerResponse, upstream: UpstreamRequest): void {
-    const relay = new ResponseRelay(res, upstream.responseHeaders);
+    const relay = new ResponseRelay(res, upstream.responseHeaders, upstream.trace ?? null);
     try {
       this.poolFor(upstream.target).dispatch(
         {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { UpstreamTarget } from '../compile/types';
+import type { ExchangeTrace } from '../observe/exchange-trace';
 import type { Exchange } from '../pipeline/exchange';
 import { peerAddress } from './client-ip';
 import { upstreamPath } from './upstream-path';
@@ -17,6 +18,8 @@ export interface UpstreamRequest {
   upgrade: boolean;
   /** headers plugins set for the client's response (lower-case names); they replace the upstream's of that name */
   responseHeaders: ReadonlyMap<string, string> | null;
+  /** the request's id and timings: the forwarder stamps the response head with them */
+  trace?: ExchangeTrace | null;
 }
 
 /**
@@ -107,6 +110,8 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   headers['x-forwarded-path'] = ex.path;
   if (compiled.stripPath && matched.length > 0) headers['x-forwarded-prefix'] = matched;
   headers['x-real-ip'] = ex.clientIp;
+  // the gateway's request id always travels upstream (Kong's `headers_upstream` default); a client's copy is replaced
+  if (ex.trace !== null) headers['x-kong-request-id'] = ex.trace.requestId;
   headers.host = compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
 
   let body: Buffer | Readable | null = null;
@@ -120,5 +125,5 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
 
   const query = ex.upstreamQuery();
   const path = upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
-  return { target, method: ex.method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders };
+  return { target, method: ex.method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, trace: ex.trace };
 }
