@@ -6,3 +6,5 @@ export * from './services';
 export * from './echo-upstream';
 export * from './snapshot-builder';
 export * from './ldap';
+export * from './log-collector';
+export * from './prometheus-text';
