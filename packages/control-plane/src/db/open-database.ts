@@ -45,6 +45,8 @@ export async function openDatabase(config: DatabaseConfig = {}): Promise<Databas
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize ?? 10, connectionTimeoutMillis: 5000 });
     // an idle client losing its server must not crash the process; the next query reports the fault
     pool.on('error', () => {});
+    // nor a client in use (between checkout and query) when the server goes away: its query reports the fault
+    pool.on('connect', (client) => void client.on('error', () => {}));
     db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   } else {
     kind = 'pglite';
