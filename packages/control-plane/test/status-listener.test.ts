@@ -72,7 +72,7 @@ describe('control plane status listener (Postgres)', () => {
     const ready = await fetch(`${base}/status/ready`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ message: 'ready' });
-    const status = await (await fetch(`${base}/status`)).json();
+    const status = (await (await fetch(`${base}/status`)).json()) as any;
     expect(status.database).toEqual({ reachable: true });
     expect(status.config_version).toBe(publisher.status().version);
     expect(status.publisher.last_error).toBeNull();
@@ -95,7 +95,7 @@ describe('control plane status listener (Postgres)', () => {
     await publisher.trigger();
     const down = await fetch(`${base}/status/ready`);
     expect(down.status).toBe(503);
-    expect((await down.json()).message).toMatch(/^last publication failed: /);
+    expect(((await down.json()) as any).message).toMatch(/^last publication failed: /);
     const during = await metrics();
     expect(sampleValue(during, 'gatehouse_publication_failures_total')).toBeGreaterThanOrEqual(1);
     expect(sampleValue(during, 'gatehouse_control_plane_publication_ok')).toBe(0);
@@ -114,7 +114,7 @@ describe('control plane status listener (Postgres)', () => {
     const ready = await fetch(`${base}/status/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ message: 'database unreachable' });
-    const status = await (await fetch(`${base}/status`)).json();
+    const status = (await (await fetch(`${base}/status`)).json()) as any;
     expect(status.database).toEqual({ reachable: false });
     expect(status.config_version).toBeNull();
     expect(sampleValue(await metrics(), 'kong_datastore_reachable')).toBe(0);
