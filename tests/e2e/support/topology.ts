@@ -56,6 +56,8 @@ export interface TopologyOptions {
   /** Redis for the cluster (default the shared one) */
   redisUrl?: string;
   env?: NodeJS.ProcessEnv;
+  /** more environment for one data plane (by index; the embedded node is index 0) */
+  dataPlaneEnv?: (index: number) => NodeJS.ProcessEnv;
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
@@ -113,6 +115,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
   if (name === 'embedded') {
     const env = {
       ...opts.env,
+      ...opts.dataPlaneEnv?.(0),
       GATEHOUSE_DATA_DIR: join(dir, 'node'),
       GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
       GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}`,
@@ -131,6 +134,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       const statusPort = ports[2 + i * 2]!;
       const env = {
         ...common,
+        ...opts.dataPlaneEnv?.(i),
         GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
         GATEHOUSE_DATA_DIR: join(dir, `dp${i}`),
