@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
+import { measureObservability } from './observability';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -52,9 +53,18 @@ async function main(): Promise<void> {
   }
   const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0]!;
   console.log('');
-  printTable(rows, baseline);
+  if (rows.length > 0) printTable(rows, baseline);
   const direct = rows.find((r) => r.name.startsWith('(a)'));
   if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+
+  if (!only || only.includes('observability')) {
+    const observedUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      await measureObservability(`http://127.0.0.1:${observedUpstream.port}`, { connections, seconds, apiKey: API_KEY });
+    } finally {
+      await observedUpstream.stop();
+    }
+  }
 
   if (!only || only.includes('propagation')) {
     const propagationUpstream = await startScript(here('servers/upstream.ts'));
