@@ -41,25 +41,35 @@ export class AccessLog {
   }
 }
 
-/** One access log line (JSON, no newline). */
+let isoMs = -1;
+let isoText = '';
+
+/** ISO time of an epoch millisecond; consecutive lines of the same millisecond share one conversion. */
+function isoTime(ms: number): string {
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
+/** A JSON string, or null. */
+const str = (value: string | null | undefined): string => (value == null ? 'null' : JSON.stringify(value));
+
+/**
+ * One access log line (JSON, no newline). Written out field by field: it runs once per request, and a generic
+ * JSON.stringify of a nested object costs several times more.
+ */
 export function accessLogLine(s: ExchangeSummary): string {
   const target = s.upstreamTarget;
-  return JSON.stringify({
-    time: new Date(s.startedAt).toISOString(),
-    request_id: s.requestId,
-    client_ip: s.clientIp,
-    method: s.method,
-    path: s.path,
-    query: s.rawQuery,
-    status: s.status,
-    route: s.route ? (s.route.name ?? s.route.id) : null,
-    service: s.service ? (s.service.name ?? s.service.id) : null,
-    consumer: s.consumer ? (s.consumer.username ?? s.consumer.id) : null,
-    upstream: target ? `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}` : null,
-    upstream_uri: s.upstreamUri,
-    source: s.source,
-    latencies: s.latencies,
-    bytes: { request: s.requestSize, response: s.responseSize },
-    completed: s.completed,
-  });
+  const upstream = target ? `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}` : null;
+  const l = s.latencies;
+  return (
+    `{"time":"${isoTime(s.startedAt)}","request_id":"${s.requestId}","client_ip":${str(s.clientIp)},"method":${str(s.method)}` +
+    `,"path":${str(s.path)},"query":${str(s.rawQuery)},"status":${s.status}` +
+    `,"route":${str(s.route ? (s.route.name ?? s.route.id) : null)},"service":${str(s.service ? (s.service.name ?? s.service.id) : null)}` +
+    `,"consumer":${str(s.consumer ? (s.consumer.username ?? s.consumer.id) : null)},"upstream":${str(upstream)},"upstream_uri":${str(s.upstreamUri)}` +
+    `,"source":"${s.source}","latencies":{"kong":${l.kong},"proxy":${l.proxy},"request":${l.request}}` +
+    `,"bytes":{"request":${s.requestSize},"response":${s.responseSize}},"completed":${s.completed}}`
+  );
 }

@@ -47,7 +47,10 @@ export function summarize(trace: ExchangeTrace, res: ServerResponse, ex: Exchang
     requestHeaders: req.headers,
     requestSize: headBytes(req) + bodyBytes(req, ex),
     status: res.statusCode,
-    responseHeaders: trace.responseHeaderList !== null ? headerRecord(trace.responseHeaderList) : res.getHeaders(),
+    // only the logging plugins read the response head: built when asked
+    get responseHeaders() {
+      return trace.responseHeaderList !== null ? headerRecord(trace.responseHeaderList) : res.getHeaders();
+    },
     responseSize: Math.max(0, written - trace.writtenBefore),
     source: trace.fromUpstream ? 'service' : 'kong',
     latencies: proxied
