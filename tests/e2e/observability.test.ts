@@ -54,7 +54,8 @@ function checkWholeScrape(text: string): void {
       }
       continue;
     }
-    expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?([0-9.e+-]+|NaN|\+Inf|-Inf)$/);
+    // values as Prometheus reads them (Go's ParseFloat: NaN and Inf in any case; prom-client writes `Nan`)
+    expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? (-?[0-9.e+-]+|[Nn][Aa][Nn]|[+-][Ii][Nn][Ff])$/);
   }
   for (const sample of prometheusSamples(text)) {
     const family = [sample.name, sample.name.replace(/_(bucket|sum|count)$/, '')].find((n) => typed.has(n));
