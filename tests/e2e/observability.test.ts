@@ -2,7 +2,7 @@
 // traffic (exact deltas and label sets) on every data plane's status listener and on the admin API, every metric line
 // read back by an independent parser, latency and request-id headers, the access log, and http-log batches reaching
 // a collector that goes down and comes back.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -148,6 +148,9 @@ describe.each(TOPOLOGIES)('observability (%s)', (name) => {
       expect(sampleValue(after, 'gatehouse_data_plane_config_version')).toBe(status.config_version);
       expect(sampleValue(after, 'kong_nginx_connections_total', { node_id: status.node_id, subsystem: 'http', state: 'accepted' })).toBeGreaterThan(0);
       expect(sampleValue(after, 'kong_node_info', { node_id: status.node_id })).toBe(1);
+      // a data plane of the cluster reaches Redis; the embedded node has none, and no such series
+      if (name === 'cluster') expect(sampleValue(after, 'gatehouse_redis_reachable')).toBe(1);
+      else expect(after.some((s) => s.name === 'gatehouse_redis_reachable')).toBe(false);
     }
   });
 
@@ -205,6 +208,24 @@ describe.each(TOPOLOGIES)('observability (%s)', (name) => {
       expect(line.latencies.proxy).toBe(Number(res.headers.get('x-kong-upstream-latency')));
       expect(line.bytes.response).toBeGreaterThan(0);
     }
+  });
+
+  it('reopens the access log file on SIGUSR1, so a rotated log continues in a new file', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const file = accessLogOf(0);
+    const lineOf = (path: string, id: string | null) =>
+      existsSync(path) && readFileSync(path, 'utf8').split('\n').slice(0, -1).some((l) => JSON.parse(l).request_id === id);
+    const before = (await proxied(`${dp.proxyUrl}/obs/before`, { headers: { apikey: 'alice-key' } })).headers.get('x-kong-request-id');
+    await waitUntil('the line before rotation', () => lineOf(file, before));
+    renameSync(file, `${file}.1`);
+    dp.process.signal('SIGUSR1');
+    // the signal is handled asynchronously: keep sending until a request lands in a new file
+    await waitUntil('a line in a new access log file', async () => {
+      const id = (await proxied(`${dp.proxyUrl}/obs/after`, { headers: { apikey: 'alice-key' } })).headers.get('x-kong-request-id');
+      await new Promise((r) => setTimeout(r, 100));
+      return lineOf(file, id);
+    });
+    expect(lineOf(`${file}.1`, before)).toBe(true);
   });
 
   it('http-log delivers batches to the collector, and keeps them while the collector is down', async () => {

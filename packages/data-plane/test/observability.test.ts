@@ -450,8 +450,9 @@ describe('logging plugins: correlation-id, file-log, http-log', () => {
     await waitFor('the queue to hold both entries', () => httpLogQueueStats().some((s) => s.pluginId === ids.flaky && s.entries === 2));
     await collector.start();
     await waitFor('both entries at the collector', () => sent.every((id) => collector.received.some((r) => r.url === '/logs/flaky' && (r.body as any).request.id === id)));
-    const stats = httpLogQueueStats().find((s) => s.pluginId === ids.flaky)!;
-    expect(stats).toMatchObject({ sent: 2, entries: 0, dropped: 0, failed: 0 });
+    // the queue counts an entry as sent once the collector's answer is back, just after the collector has it
+    await waitFor('the queue to count both as sent', () => httpLogQueueStats().some((s) => s.pluginId === ids.flaky && s.sent === 2));
+    expect(httpLogQueueStats().find((s) => s.pluginId === ids.flaky)).toMatchObject({ sent: 2, entries: 0, dropped: 0, failed: 0 });
   });
 
   it('http-log: a full queue drops new entries and counts them', async () => {
@@ -460,5 +461,31 @@ describe('logging plugins: correlation-id, file-log, http-log', () => {
     expect(httpLogQueueStats().find((s) => s.pluginId === ids.bounded)).toMatchObject({ entries: 2, dropped: 3, sent: 0 });
     const scraped = await scrape(gw.registry);
     expect(sample(scraped, 'gatehouse_log_queue_dropped_total', { plugin_id: ids.bounded! })).toBe(3);
+  });
+});
+
+describe('kong_upstream_target_health', () => {
+  it('lists what the balancer registers, one series per state, while a prometheus config asks for it', async () => {
+    const svc = makeService({ name: 'h', url: 'http://127.0.0.1:9' });
+    const route = makeRoute({ name: 'h', paths: ['/h'], service: { id: svc.id } });
+    const withFlag = (on: boolean) => makeSnapshot({ services: [svc], routes: [route], plugins: [makePlugin({ name: 'prometheus', config: { upstream_health_metrics: on } })] });
+    const holder = new ConfigHolder(compile(withFlag(false)));
+    const registry = new Registry();
+    const metrics = new DataPlaneMetrics({ registry, nodeId: 'n', holder });
+    const unregister = metrics.upstreamHealth.register(() => [
+      { upstream: 'up', target: 'a:80', address: '10.0.0.1:80', state: 'healthy' },
+      { upstream: 'up', target: 'b:80', address: '', state: 'dns_error' },
+    ]);
+    const health = async () => prometheusSamples(await registry.metrics()).filter((s) => s.name === 'kong_upstream_target_health');
+    expect(await health()).toEqual([]);
+    holder.swap(compile(withFlag(true)));
+    const series = await health();
+    expect(series).toHaveLength(8);
+    expect(series.filter((s) => s.value === 1).map((s) => s.labels)).toEqual([
+      { upstream: 'up', target: 'a:80', address: '10.0.0.1:80', state: 'healthy', subsystem: 'http' },
+      { upstream: 'up', target: 'b:80', address: '', state: 'dns_error', subsystem: 'http' },
+    ]);
+    unregister();
+    expect(await health()).toEqual([]);
   });
 });
