@@ -148,8 +148,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     return ex;
   }
 
-  function failed(what: string, err: unknown): void {
-    log.error(what, { error: err instanceof Error ? err.message : String(err) });
+  function failed(what: string, err: unknown, trace?: ExchangeTrace): void {
+    log.error(what, { error: err instanceof Error ? err.message : String(err), ...(trace ? { request_id: trace.requestId } : {}) });
   }
 
   function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
@@ -198,17 +198,17 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
             if (settled === null) forward(req, res, admitted);
             else answer(res, admitted, settled);
           } catch (err) {
-            failed('request failed', err);
+            failed('request failed', err, trace);
             unexpected(res, trace);
           }
         },
         (err: unknown) => {
-          failed('request failed', err);
+          failed('request failed', err, trace);
           unexpected(res, trace);
         },
       );
     } catch (err) {
-      failed('request failed', err);
+      failed('request failed', err, trace);
       unexpected(res, trace);
     }
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Snapshot } from '@gatehouse/core';
-import { closeFileLogs, closeHttpLogQueues, httpLogQueueStats } from '@gatehouse/plugins';
+import { closeFileLogs, closeHttpLogQueues, definePlugin, findPlugin, httpLogQueueStats, prometheusConfigSchema, type PluginDefinition } from '@gatehouse/plugins';
 import {
   makeConsumer,
   makeCredential,
@@ -487,5 +487,52 @@ describe('kong_upstream_target_health', () => {
     ]);
     unregister();
     expect(await health()).toEqual([]);
+  });
+});
+
+describe('the log hook', () => {
+  it('runs after the response for the plugin\'s routes only; a failing hook is logged with the request id, never seen by the client', async () => {
+    const echo = await startEchoUpstream();
+    const seen: Array<{ status: number; requestId: string; route: string | null | undefined }> = [];
+    const errors: Array<Record<string, unknown> | undefined> = [];
+    // any config record will do: this plugin only has a log hook
+    const recorder = definePlugin<unknown, unknown>({
+      name: 'recorder',
+      priority: 5,
+      version: '0',
+      configSchema: prometheusConfigSchema,
+      auth: false,
+      noConsumer: false,
+      log: (_ctx, _conf, summary) => {
+        seen.push({ status: summary.status, requestId: summary.requestId, route: summary.route?.name });
+        if (summary.path.endsWith('/boom')) throw new Error('boom');
+        if (summary.path.endsWith('/reject')) return Promise.reject(new Error('rejected'));
+      },
+    });
+    const svc = makeService({ name: 'svc', url: echo.url });
+    const watched = makeRoute({ name: 'watched', paths: ['/watched'], service: { id: svc.id } });
+    const other = makeRoute({ name: 'other', paths: ['/other'], service: { id: svc.id } });
+    const snapshot = makeSnapshot({ services: [svc], routes: [watched, other], plugins: [makePlugin({ name: 'recorder', route: { id: watched.id }, config: {} })] });
+    const holder = new ConfigHolder(compile(snapshot, { findPlugin: (name) => (name === 'recorder' ? (recorder as PluginDefinition) : findPlugin(name)) }));
+    const dp = await createDataPlaneServer({ holder, listen: { host: '127.0.0.1', port: 0 }, log: { error: (_m, detail) => void errors.push(detail), warn: () => {} } });
+    try {
+      const ok = await send(dp.port, '/watched/fine');
+      await send(dp.port, '/other/x');
+      const boom = await send(dp.port, '/watched/boom');
+      const rejected = await send(dp.port, '/watched/reject');
+      expect([ok.status, boom.status, rejected.status]).toEqual([200, 200, 200]);
+      await waitFor('three log hooks and two logged failures', () => seen.length === 3 && errors.length === 2);
+      expect(seen.map((s) => s.requestId)).toEqual([ok, boom, rejected].map((r) => r.headers['x-kong-request-id']));
+      expect(seen.every((s) => s.route === 'watched' && s.status === 200)).toBe(true);
+      expect(errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ plugin: 'recorder', request_id: boom.headers['x-kong-request-id'], error: 'boom' }),
+          expect.objectContaining({ plugin: 'recorder', request_id: rejected.headers['x-kong-request-id'], error: 'rejected' }),
+        ]),
+      );
+    } finally {
+      await dp.close();
+      await echo.close();
+    }
   });
 });

@@ -20,11 +20,11 @@ export function runLogHooks(ex: Exchange, steps: readonly ChainStep[], summary: 
       const done = step.plugin.log!(ex, instance.config, summary);
       if (done !== undefined) {
         done.catch((err: unknown) =>
-          log.error('plugin log phase failed', { plugin_id: instance.id, plugin: instance.name, error: err instanceof Error ? err.message : String(err) }),
+          log.error('plugin log phase failed', { plugin_id: instance.id, plugin: instance.name, request_id: summary.requestId, error: err instanceof Error ? err.message : String(err) }),
         );
       }
     } catch (err) {
-      log.error('plugin log phase failed', { plugin_id: instance.id, plugin: instance.name, error: err instanceof Error ? err.message : String(err) });
+      log.error('plugin log phase failed', { plugin_id: instance.id, plugin: instance.name, request_id: summary.requestId, error: err instanceof Error ? err.message : String(err) });
     }
   }
 }
