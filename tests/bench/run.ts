@@ -10,6 +10,7 @@ import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
 import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
+import { measureObservability } from './observability';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -81,6 +82,15 @@ async function main(): Promise<void> {
       await measureTls(`http://127.0.0.1:${tlsUpstream.port}`, { seconds, connections });
     } finally {
       await tlsUpstream.stop();
+    }
+  }
+
+  if (!only || only.includes('observability')) {
+    const observedUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      await measureObservability(`http://127.0.0.1:${observedUpstream.port}`, { connections, seconds, apiKey: API_KEY });
+    } finally {
+      await observedUpstream.stop();
     }
   }
 

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
   clusteringExtension,
+  ControlPlaneMetrics,
   createAdminApp,
+  metricsExtension,
+  startControlPlaneStatusServer,
+  type ControlPlaneStatusServer,
   createRbac,
   keyMigrations,
   keysExtension,
@@ -22,6 +26,7 @@ import { compile } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
+import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
@@ -29,6 +34,8 @@ export interface ControlPlaneNode {
   admin: AdminServer;
   database: Database;
   publisher: SnapshotPublisher;
+  /** the status listener (GATEHOUSE_STATUS_LISTEN) when this node runs it */
+  status: ControlPlaneStatusServer | null;
   close(): Promise<void>;
 }
 
@@ -40,7 +47,15 @@ export async function startControlPlaneNode(
   bus: ConfigBus,
   secret: string,
   log: Logger,
-  opts: { statusExtras?: () => Record<string, unknown>; extensions?: Array<(ctx: AdminContext) => void>; health?: HealthChannel | null } = {},
+  opts: {
+    statusExtras?: () => Record<string, unknown>;
+    extensions?: Array<(ctx: AdminContext) => void>;
+    /** the node's metrics registry, served at the admin API's `/metrics` */
+    metrics?: NodeMetrics;
+    /** run the control plane's own status listener on GATEHOUSE_STATUS_LISTEN (`start` gives it to the data plane) */
+    statusListener?: boolean;
+    health?: HealthChannel | null;
+  } = {},
 ): Promise<ControlPlaneNode> {
   const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
   const database = await openDatabase({
@@ -56,6 +71,8 @@ export async function startControlPlaneNode(
   });
   await rbac.bootstrap();
   let publisher: SnapshotPublisher | null = null;
+  const registry = opts.metrics?.registry;
+  const cpMetrics = registry ? new ControlPlaneMetrics({ registry, pingDatabase: () => database.ping(), bus, publisher: () => publisher?.status() ?? null }) : null;
   const app = createAdminApp({
     database,
     onCommitted: () => publisher?.trigger(),
@@ -69,7 +86,7 @@ export async function startControlPlaneNode(
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,
     health: opts.health ?? null,
-    extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.extensions ?? [])],
+    extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(registry ? [metricsExtension(registry)] : []), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
   publisher = new SnapshotPublisher({
@@ -81,14 +98,29 @@ export async function startControlPlaneNode(
     tls: true,
     check: (snapshot) => void compile(snapshot),
     log,
+    onPublished: (_snapshot, ms) => cpMetrics?.published(ms),
+    onFailed: () => cpMetrics?.publicationFailed(),
   });
   await publisher.start();
   const admin = await startAdminServer(app, listenText(settings.adminListen));
+  const status =
+    opts.statusListener && settings.statusListen
+      ? await startControlPlaneStatusServer({
+          listen: listenText(settings.statusListen),
+          pingDatabase: () => database.ping(),
+          configVersion: () => app.locals.admin.store.version(),
+          publisher: () => publisher?.status() ?? null,
+          metrics: registry,
+          extras: () => ({ gatehouse_version: GATEHOUSE_VERSION }),
+        })
+      : null;
   return {
     admin,
     database,
     publisher,
+    status,
     close: async () => {
+      await status?.close();
       await admin.close();
       await publisher!.stop();
       await database.close();

@@ -2,18 +2,32 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import {
+  AccessLog,
   compile,
   ConfigHolder,
   createDataPlaneServer,
   createStatusServer,
+  DataPlaneMetrics,
   HealthReporter,
+  parseGatewayHeaders,
   readPemPair,
   selfSignedDefault,
   SystemResolver,
   type DataPlaneServer,
   type StatusServer,
 } from '@gatehouse/data-plane';
-import { applyPurgeMessage, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, proxyCachePurgeChannel, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import {
+  applyPurgeMessage,
+  closeFileLogs,
+  closeHttpLogQueues,
+  MemoryCacheStore,
+  PROXY_CACHE_MEMORY_BYTES,
+  proxyCachePurgeChannel,
+  rateLimitingConnections,
+  type PluginRuntime,
+} from '@gatehouse/plugins';
+import { Registry } from 'prom-client';
+import type { NodeMetrics } from './node-metrics';
 import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
@@ -26,6 +40,8 @@ export interface DataPlaneNode {
   proxy: DataPlaneServer;
   status: StatusServer | null;
   sync: DataPlaneSync;
+  metrics: DataPlaneMetrics;
+  accessLog: AccessLog | null;
   close(): Promise<void>;
 }
 
@@ -37,13 +53,16 @@ export async function startDataPlaneNode(
   log: Logger,
   extraRuntime: PluginRuntime = {},
   health: HealthChannel | null = null,
+  nodeMetrics?: NodeMetrics,
 ): Promise<DataPlaneNode> {
+  const headers = parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`);
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process;
   // commands fail fast while Redis is down so a plugin's fault_tolerant setting decides, not a queue
   const redis = settings.redisUrl
     ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) })
     : null;
   redis?.on('error', () => {});
+  if (redis) nodeMetrics?.watchRedis(redis);
   const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
   if (redis) runtime.redis = redis;
   // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
@@ -54,15 +73,25 @@ export async function startDataPlaneNode(
   purges?.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
   const id = settings.dataPlaneId ?? randomUUID();
   const holder = new ConfigHolder();
+  const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder });
+  const accessLog = settings.accessLog ? new AccessLog(settings.accessLog, (err) => log.error('access log: cannot write', { destination: settings.accessLog, error: err.message })) : null;
   const sync = new DataPlaneSync({
     bus,
     secret,
     cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
     apply: (snapshot) => {
-      const compiled = compile(snapshot);
+      const started = performance.now();
+      let compiled: ReturnType<typeof compile>;
+      try {
+        compiled = compile(snapshot);
+      } catch (err) {
+        metrics.configRefused();
+        throw err;
+      }
       for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
       for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
       holder.swap(compiled);
+      metrics.configApplied(performance.now() - started);
     },
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
@@ -89,6 +118,9 @@ export async function startDataPlaneNode(
     maxBufferedBody: settings.maxBufferedBody,
     log: { error: log.error, warn: log.warn },
     balancer: { resolver: new SystemResolver(settings.dnsResolver) },
+    headers,
+    accessLog,
+    metrics,
   });
   // target health goes to the control plane; manual health comes back from it
   const reporter = health
@@ -102,7 +134,7 @@ export async function startDataPlaneNode(
     : null;
   await reporter?.start();
   const status = settings.statusListen
-    ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }) })
+    ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }), metrics: nodeMetrics?.registry })
     : null;
   await sync.start();
   return {
@@ -111,11 +143,16 @@ export async function startDataPlaneNode(
     proxy,
     status,
     sync,
+    metrics,
+    accessLog,
     close: async () => {
       await reporter?.stop();
       await sync.stop();
       await status?.close();
       await proxy.close(2000);
+      await accessLog?.close();
+      await closeFileLogs();
+      await closeHttpLogQueues();
       await rateLimitingConnections.close();
       redis?.disconnect();
       purges?.disconnect();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `gatehouse` command: start | control-plane | data-plane | help.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
@@ -10,6 +10,7 @@ import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-no
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { runConfigCommand } from './config-command';
 import { createLogger } from './logger';
+import { createNodeMetrics } from './node-metrics';
 import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
 import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -61,7 +62,10 @@ async function run(command: string): Promise<void> {
     process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
     return;
   }
-  const settings = readSettings(process.env, role);
+  const read = readSettings(process.env, role);
+  // one node id for the process: the data plane reports it, and kong_node_info carries it
+  const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
+  const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);
   const log = createLogger(settings.logLevel, role);
   const secret = clusterSecret(settings);
   const bus: ConfigBus = openBus(settings, log);
@@ -69,6 +73,7 @@ async function run(command: string): Promise<void> {
   // oauth2 tokens live where every data plane sees them: Redis in a cluster, one shared store in one process
   const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
+  if (tokenRedis) metrics.watchRedis(tokenRedis);
   const tokens: OAuth2TokenStore | null = tokenRedis ? redisTokenStore(tokenRedis, settings.redisPrefix) : role === 'all' ? new MemoryTokenStore() : null;
   // proxy-cache: the data plane's memory cache; the admin API purges it in place (one process) or over Redis
   const cacheMemory = role !== 'control_plane' ? new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES) : null;
@@ -96,15 +101,20 @@ async function run(command: string): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // log rotation: the access log file is opened again on its next write
+  process.on('SIGUSR1', () => dp?.accessLog?.reopen());
 
   if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
       statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
       extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
       health,
+      metrics,
+      statusListener: role === 'control_plane',
     });
     const exposure = adminExposureWarning(settings);
     if (exposure) log.warn(exposure);
+    if (cp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: cp.status.host, port: cp.status.port })}\n`);
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   }
   if (role !== 'control_plane') {
@@ -118,6 +128,7 @@ async function run(command: string): Promise<void> {
         ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}),
       },
       health,
+      metrics,
     );
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.proxy.host, port: dp.proxy.port })}\n`);
     if (dp.proxy.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: dp.proxy.tlsPort }).replace(/^http:/, 'https:')}\n`);

@@ -36,6 +36,10 @@ export interface Settings {
   maxBufferedBody: number;
   /** origins whose browser pages may call the admin API (decision 14) */
   adminGuiOrigins: string[];
+  /** Kong's `headers` setting: which headers the gateway adds to responses */
+  headers: string;
+  /** the proxy's access log: `stdout`, a file path, or null (off) */
+  accessLog: string | null;
 }
 
 export interface Listen {
@@ -48,7 +52,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_ROLE', default: 'all', meaning: '`all` (control plane + data plane in one process), `control_plane` or `data_plane`; the subcommand sets it' },
   { name: 'GATEHOUSE_ADMIN_LISTEN', default: '127.0.0.1:8001', meaning: 'admin API address (control plane)' },
   { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: 'proxy address (data plane)' },
-  { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all)', meaning: 'data-plane status API: `/status`, `/status/ready`; `off` disables it' },
+  { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all, control_plane)', meaning: 'status API without RBAC: `/status`, `/status/ready`, `/metrics` (data plane, control plane, or both planes with `start`); `off` disables it' },
   { name: 'DATABASE_URL', default: 'unset → embedded Postgres (PGlite) in the data directory', meaning: 'Postgres connection string for the control plane' },
   { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
   { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
@@ -67,6 +71,8 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
+  { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
+  { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
 export function parseListen(value: string, name: string): Listen {
@@ -113,5 +119,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
+    headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
+    accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
   };
 }

@@ -14,3 +14,6 @@ export * from './declarative';
 export { mountProxyCacheRoutes, proxyCacheExtension } from './proxy-cache/routes';
 export * from './upstreams';
 export * from './tls';
+export { ControlPlaneMetrics, configHashNumber, type ControlPlaneMetricsOptions } from './metrics/control-plane-metrics';
+export { metricsExtension } from './metrics/routes';
+export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOptions, type ControlPlaneStatusServer } from './http/status-listener';

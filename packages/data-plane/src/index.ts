@@ -16,3 +16,10 @@ export { createStatusServer, type StatusServer, type StatusServerOptions } from 
 export { parseListen, type ListenAddress } from './listen';
 export * from './balancer';
 export * from './tls';
+export { DataPlaneMetrics, type DataPlaneMetricsOptions } from './metrics/data-plane-metrics';
+export { ExchangeMetrics, KONG_LATENCY_BUCKETS, UPSTREAM_LATENCY_BUCKETS } from './metrics/exchange-metrics';
+export { UpstreamHealthRegistry, TARGET_HEALTH_STATES, type TargetHealthReport, type TargetHealthState } from './metrics/upstream-health';
+export { CellCounter, CellHistogram, CounterCell, HistogramCell } from './metrics/cells';
+export { AccessLog, accessLogLine } from './observe/access-log';
+export { parseGatewayHeaders, defaultGatewayHeaders, DEFAULT_HEADERS_SETTING, type GatewayHeaders } from './observe/gateway-headers';
+export { newRequestId } from './observe/request-id';

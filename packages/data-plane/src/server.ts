@@ -10,6 +10,11 @@ import { hashKeyOf } from './balancer/hash-key';
 import { BalancerRegistry, type BalancerRegistryOptions } from './balancer/registry';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
+import type { DataPlaneMetrics } from './metrics/data-plane-metrics';
+import type { AccessLog } from './observe/access-log';
+import { ExchangeObserver } from './observe/exchange-end';
+import { ExchangeTrace, stampGatewayResponse } from './observe/exchange-trace';
+import { defaultGatewayHeaders, type GatewayHeaders } from './observe/gateway-headers';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
 import { scrubClientHeaders } from './proxy/client-headers';
@@ -67,6 +72,12 @@ export interface DataPlaneServerOptions {
   connectionsCheckingInterval?: number;
   /** upstream balancing: DNS resolver, active-check tick (a BalancerRegistry is made from these) */
   balancer?: BalancerRegistryOptions;
+  /** which headers the gateway adds (GATEHOUSE_HEADERS); Kong's default set when absent */
+  headers?: GatewayHeaders;
+  /** one JSON line per request; none when absent */
+  accessLog?: AccessLog | null;
+  /** the node's metrics: connection counts, and the series the `prometheus` plugin records */
+  metrics?: DataPlaneMetrics;
 }
 
 export interface ServerStats {
@@ -120,6 +131,13 @@ function originForm(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
+/** The path of a request the router refused (for its log line). */
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 /** Where a request that matched a route over the wrong scheme goes: 426, or a redirect to https. */
 function httpsRequired(status: number, req: IncomingMessage, tlsPort: number | null): FixedResponse {
   if (status === 426) return ProxyErrors.useHttps;
@@ -137,7 +155,10 @@ function httpsRequired(status: number, req: IncomingMessage, tlsPort: number | n
 export async function createDataPlaneServer(options: DataPlaneServerOptions): Promise<DataPlaneServer> {
   const { holder } = options;
   const log = options.log ?? defaultLogger;
-  const runtime = options.runtime ?? {};
+  const runtime: PluginRuntime = options.runtime ?? {};
+  if (options.metrics) runtime.exchangeMetrics = options.metrics.exchange;
+  const gatewayHeaders = options.headers ?? defaultGatewayHeaders();
+  const observer = new ExchangeObserver(options.accessLog ?? null, log);
   // one buffered-body limit (GATEHOUSE_MAX_BUFFERED_BODY) for request bodies, plugins' body phases and the forwarder
   const bodyLimit = options.maxBufferedBody ?? runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
   runtime.maxBufferedBody = bodyLimit;
@@ -158,7 +179,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
    * Routes a request against the current configuration: the exchange to run, or the gateway's own answer. The path
    * is normalised here, once: the router matches it, plugins see it and the upstream request is built from it.
    */
-  function admit(req: IncomingMessage, scheme: string): Exchange | FixedResponse {
+  function admit(req: IncomingMessage, scheme: string, trace: ExchangeTrace | null = null): Exchange | FixedResponse {
     const config: CompiledConfig = holder.current;
     scrubClientHeaders(req, allowUnderscores);
     const url = originForm(req.url ?? '/');
@@ -174,22 +195,26 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
     ex.bodyLimit = bodyLimit;
+    ex.trace = trace;
     return ex;
   }
 
-  function failed(what: string, err: unknown): void {
-    log.error(what, { error: err instanceof Error ? err.message : String(err) });
+  function failed(what: string, err: unknown, trace?: ExchangeTrace): void {
+    log.error(what, { error: err instanceof Error ? err.message : String(err), ...(trace ? { request_id: trace.requestId } : {}) });
   }
 
   function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     const target = ex.compiledRoute.upstream;
     if (target === null) {
       applyResponseHeaders(res, ex);
+      stampGatewayResponse(res, ex.trace);
       return sendFixed(res, ProxyErrors.noService);
     }
     const hooks = ex.responseSteps === null ? null : responseHooksOf(ex);
     if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks);
-    forwarder.forward(req, res, buildUpstreamRequest(ex, target, false, hooks));
+    const upstream = buildUpstreamRequest(ex, target, false, hooks);
+    ex.trace?.sent(upstream.path, target);
+    forwarder.forward(req, res, upstream);
   }
 
   /** The response hooks of the plugins that ran on the exchange, in order; a failing hook is logged and skipped. */
@@ -221,7 +246,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       const address = balancer.pick(key, null);
       if (address === null) return false;
       const attempt = new BalancedRequest(balancers, balancer, address, ex, service, key, ex.service?.retries ?? 5, hooks);
-      forwarder.forward(req, res, attempt.request(), attempt);
+      const upstream = attempt.request();
+      ex.trace?.sent(upstream.path, upstream.target);
+      forwarder.forward(req, res, upstream, attempt);
       return true;
     };
     if (send()) return;
@@ -245,14 +272,27 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
 
   function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {
     applyResponseHeaders(res, ex);
+    stampGatewayResponse(res, ex.trace);
     sendPluginResponse(res, response);
+  }
+
+  /** the gateway's own answer after a failure: stamped like any response it makes */
+  function unexpected(res: ServerResponse, trace: ExchangeTrace): void {
+    stampGatewayResponse(res, trace);
+    sendFixed(res, ProxyErrors.unexpected);
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, scheme: string): void {
     stats.total_requests++;
+    const trace = new ExchangeTrace(req, gatewayHeaders);
     try {
-      const admitted = admit(req, scheme);
-      if (!(admitted instanceof Exchange)) return sendFixed(res, admitted);
+      const admitted = admit(req, scheme, trace);
+      if (!(admitted instanceof Exchange)) {
+        observer.watch(trace, res, null, pathOf(req), '');
+        stampGatewayResponse(res, trace);
+        return sendFixed(res, admitted);
+      }
+      observer.watch(trace, res, admitted, admitted.path, admitted.rawQuery);
       const chain = admitted.compiledRoute.chain;
       if (chain.length === 0) return forward(req, res, admitted);
       const outcome = runChain(admitted, chain, admitted.config.consumers, log);
@@ -264,18 +304,18 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
             if (settled === null) forward(req, res, admitted);
             else answer(res, admitted, settled);
           } catch (err) {
-            failed('request failed', err);
-            sendFixed(res, ProxyErrors.unexpected);
+            failed('request failed', err, trace);
+            unexpected(res, trace);
           }
         },
         (err: unknown) => {
-          failed('request failed', err);
-          sendFixed(res, ProxyErrors.unexpected);
+          failed('request failed', err, trace);
+          unexpected(res, trace);
         },
       );
     } catch (err) {
-      failed('request failed', err);
-      sendFixed(res, ProxyErrors.unexpected);
+      failed('request failed', err, trace);
+      unexpected(res, trace);
     }
   }
 
@@ -352,6 +392,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
     forwarder.prune(active);
   });
+
+  options.metrics?.observeServer(() => ({ ...stats }));
+  if (options.accessLog) options.metrics?.observeAccessLog(() => options.accessLog!.dropped);
 
   const address = await listenOn(server, options.listen);
   let tlsServer: Http2SecureServer | null = null;

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
 import type { DataPlaneServer } from './server';
@@ -10,6 +11,8 @@ export interface StatusServerOptions {
   proxy?: DataPlaneServer;
   /** more fields for `GET /status` (sync state, node id…) */
   details?: () => Record<string, unknown>;
+  /** the node's metrics registry, served at `GET /metrics` (404 there when absent) */
+  metrics?: Registry;
 }
 
 export interface StatusServer {
@@ -28,7 +31,7 @@ function send(res: import('node:http').ServerResponse, status: number, body: unk
 
 /**
  * The data plane's status listener (Kong keeps it apart from the proxy): `GET /status` reports the configuration being
- * served, `GET /status/ready` is 503 until a configuration is loaded.
+ * served, `GET /status/ready` is 503 until a configuration is loaded, `GET /metrics` is the node's metrics (Prometheus text).
  */
 export async function createStatusServer(options: StatusServerOptions): Promise<StatusServer> {
   const { holder } = options;
@@ -43,6 +46,17 @@ export async function createStatusServer(options: StatusServerOptions): Promise<
         server: options.proxy?.stats() ?? {},
         ...options.details?.(),
       });
+    }
+    if (path === '/metrics' && options.metrics) {
+      const registry = options.metrics;
+      registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': registry.contentType, 'content-length': String(Buffer.byteLength(text)) });
+          res.end(req.method === 'HEAD' ? undefined : text);
+        },
+        (err: unknown) => send(res, 500, { message: `metrics unavailable: ${err instanceof Error ? err.message : String(err)}` }),
+      );
+      return;
     }
     if (path === '/status/ready') {
       return holder.loaded

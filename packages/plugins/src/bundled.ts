@@ -15,6 +15,10 @@ import { requestSizeLimiting } from './request-size-limiting';
 import { requestTransformer } from './request-transformer';
 import { responseTransformer } from './response-transformer';
 import { proxyCache } from './proxy-cache';
+import { prometheus } from './prometheus';
+import { correlationId } from './correlation-id';
+import { fileLog } from './file-log';
+import { httpLog } from './http-log';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -34,6 +38,10 @@ export const bundledPlugins: PluginDefinition[] = [
   requestTransformer as PluginDefinition,
   responseTransformer as PluginDefinition,
   proxyCache as PluginDefinition,
+  prometheus as PluginDefinition,
+  correlationId as PluginDefinition,
+  fileLog as PluginDefinition,
+  httpLog as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

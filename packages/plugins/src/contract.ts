@@ -179,6 +179,51 @@ export interface PluginRuntime {
   proxyCacheMemory?: MemoryCacheStore;
   /** the most a data plane buffers of a body (request or response), in bytes; `DEFAULT_MAX_BUFFERED_BODY` when absent */
   maxBufferedBody?: number;
+  /** where the `prometheus` plugin records per-request series (the data plane's metrics); absent, it records nothing */
+  exchangeMetrics?: ExchangeMetricsSink;
+}
+
+/**
+ * What happened in one finished exchange, handed to `log` hooks once the response is done. Latencies are whole
+ * milliseconds; `proxy` is -1 when no upstream answered (Kong's `latencies.proxy`).
+ */
+export interface ExchangeSummary {
+  /** the gateway's request id (`X-Kong-Request-Id`) */
+  requestId: string;
+  /** epoch milliseconds the request arrived */
+  startedAt: number;
+  clientIp: string;
+  method: string;
+  /** scheme, host and path as the client asked (`http://host/path?query`) */
+  url: string;
+  /** path the gateway routed on, and the raw query string ('' when none) */
+  path: string;
+  rawQuery: string;
+  requestHeaders: Readonly<Record<string, string | string[] | undefined>>;
+  /** bytes received for this request (head and body) */
+  requestSize: number;
+  status: number;
+  responseHeaders: Readonly<Record<string, string | string[] | number | undefined>>;
+  /** bytes sent for this response (head and body) */
+  responseSize: number;
+  /** `service` when the upstream produced the response, `kong` when the gateway or a plugin did */
+  source: 'service' | 'kong';
+  latencies: { kong: number; proxy: number; request: number };
+  route: Route | null;
+  service: Service | null;
+  consumer: Consumer | null;
+  credential: CredentialRef | null;
+  /** path and query sent upstream, null when nothing was proxied */
+  upstreamUri: string | null;
+  /** the upstream address tried, null when nothing was proxied */
+  upstreamTarget: { host: string; port: number } | null;
+  /** the client got the whole response (false: the connection closed first) */
+  completed: boolean;
+}
+
+/** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */
+export interface ExchangeMetricsSink {
+  record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean }): void;
 }
 
 /** A credential entity owned by a plugin, with its admin paths and write hooks. */
@@ -229,6 +274,12 @@ export interface PluginDefinition<Config = any, Index = unknown> {
    * the plugins whose configuration ran on the request, in priority order. Plugins without it cost nothing.
    */
   response?: (ctx: PluginContext<Index>, config: Config, res: UpstreamResponse) => void;
+  /**
+   * end of the exchange (Kong's log phase): runs after the response finished, off the request path, for every request
+   * that matched a route where this plugin applies, whatever answered it. Errors and rejections are logged, never seen
+   * by the client. Chains without a `log` plugin pay nothing.
+   */
+  log?: (ctx: PluginContext<Index>, config: Config, summary: ExchangeSummary) => void | Promise<void>;
 }
 
 export function definePlugin<Config, Index>(def: PluginDefinition<Config, Index>): PluginDefinition<Config, Index> {

@@ -60,3 +60,14 @@ export { readLimitedBody, parseByteSize, BodyTooLargeError, BODY_TOO_LARGE, DEFA
 export { MemoryCacheStore, RedisCacheStore, clearRedisCache, redisCacheKey, type CacheStore, type CachedResponse } from './proxy-cache/stores';
 export { PROXY_CACHE_MEMORY_BYTES } from './proxy-cache/handler';
 export { proxyCachePurgeChannel, applyPurgeMessage, localCacheAdmin, redisCacheAdmin, type ProxyCacheAdmin } from './proxy-cache/purge';
+export * from './prometheus/schema';
+export { prometheus } from './prometheus';
+export * from './correlation-id/schema';
+export { correlationId } from './correlation-id';
+export * from './file-log/schema';
+export { fileLog, fileLogWriter, closeFileLogs } from './file-log';
+export * from './http-log/schema';
+export { httpLog, httpLogQueueStats, closeHttpLogQueues } from './http-log';
+export { BatchQueue, type QueueStats } from './http-log/queue';
+export { AppendLog, type AppendLogOptions } from './shared/append-log';
+export { serializeExchange, queryTable, type SerializedExchange } from './shared/log-serializer';

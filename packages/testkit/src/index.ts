@@ -12,3 +12,5 @@ export * from './postgres-server';
 export * from './database-admin';
 export * from './target-server';
 export * from './dns-server';
+export * from './log-collector';
+export * from './prometheus-text';

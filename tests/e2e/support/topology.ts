@@ -58,8 +58,8 @@ export interface TopologyOptions {
   /** Redis for the cluster (default the shared one) */
   redisUrl?: string;
   env?: NodeJS.ProcessEnv;
-  /** extra environment of the data planes only (in embedded mode, of the one process) */
-  dataPlaneEnv?: NodeJS.ProcessEnv;
+  /** extra environment of the data planes only (in embedded mode, of the one process): the same for all, or per index */
+  dataPlaneEnv?: NodeJS.ProcessEnv | ((index: number) => NodeJS.ProcessEnv);
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
@@ -100,6 +100,10 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
 
+function dataPlaneEnvOf(opts: TopologyOptions, index: number): NodeJS.ProcessEnv {
+  return typeof opts.dataPlaneEnv === 'function' ? opts.dataPlaneEnv(index) : (opts.dataPlaneEnv ?? {});
+}
+
 export async function startTopology(name: TopologyName, opts: TopologyOptions = {}): Promise<Topology> {
   const dir = mkdtempSync(join(tmpdir(), `gatehouse-${name}-`));
   const secret = randomBytes(16).toString('hex');
@@ -118,12 +122,12 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
   if (name === 'embedded') {
     const env = {
       ...opts.env,
+      ...dataPlaneEnvOf(opts, 0),
       GATEHOUSE_DATA_DIR: join(dir, 'node'),
       GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
       GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}`,
       GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${ports[2]}`,
       GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(0)}`,
-      ...opts.dataPlaneEnv,
     };
     cpEnv = env;
     controlPlane = await cliProcess('gatehouse start', 'start', env, /status API listening/);
@@ -138,12 +142,12 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       const statusPort = ports[2 + i * 2]!;
       const env = {
         ...common,
+        ...dataPlaneEnvOf(opts, i),
         GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
         GATEHOUSE_DATA_DIR: join(dir, `dp${i}`),
         GATEHOUSE_DATA_PLANE_ID: `e2e-dp-${i}`,
         GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(i)}`,
-        ...opts.dataPlaneEnv,
       };
       const proc = await cliProcess(`gatehouse data-plane ${i}`, 'data-plane', env, /status API listening/);
       dataPlanes.push({ proxyUrl: `http://127.0.0.1:${proxyPort}`, proxyTlsUrl: `https://127.0.0.1:${tlsPort(i)}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc });

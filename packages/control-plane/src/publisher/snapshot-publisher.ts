@@ -31,6 +31,10 @@ export interface SnapshotPublisherOptions {
    * empty Redis, a forged or foreign head, and a database that was restored under a running control plane
    */
   reconcileIntervalMs?: number;
+  /** told after each successful publication, with how long it took (metrics) */
+  onPublished?: (snapshot: Snapshot, durationMs: number) => void;
+  /** told after each failed publication (metrics) */
+  onFailed?: (message: string) => void;
 }
 
 /** Something that happened to publication and that an operator should hear about (kept on `GET /status`). */
@@ -134,6 +138,7 @@ export class SnapshotPublisher {
   }
 
   private async publishOnce(): Promise<void> {
+    const started = performance.now();
     for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
       const snapshot = await this.build();
       if (!snapshot) return;
@@ -181,6 +186,7 @@ export class SnapshotPublisher {
         last_error: null,
       };
       this.retryDelayMs = 250;
+      this.opts.onPublished?.(snapshot, performance.now() - started);
       return;
     }
     if (!this.stopped) this.fail('snapshot not published: the bus head kept changing under the publisher; retrying', new Error('too many rounds'), true);
@@ -315,6 +321,7 @@ export class SnapshotPublisher {
     const reason = err instanceof Error ? err.message : String(err);
     this.last = { ...this.last, last_error: `${message}: ${reason}` };
     this.opts.log.error(message, { error: reason });
+    this.opts.onFailed?.(message);
     if (!retry || this.stopped || this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;

@@ -176,6 +176,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
       service,
       upstream: service ? upstreamTarget(service, upstreams, tls.upstream.get(service.id) ?? null) : null,
       chain: chain.length > 0 ? chain : NO_STEPS,
+      logChain: chain.some((step) => step.plugin.log !== undefined) ? chain.filter((step) => step.plugin.log !== undefined) : NO_STEPS,
       stripPath: route.strip_path !== false,
       preserveHost: route.preserve_host === true,
       pathHandling: route.path_handling === 'v1' ? 'v1' : 'v0',

@@ -61,6 +61,8 @@ export interface CompiledRoute {
   upstream: UpstreamTarget | null;
   /** plugins by priority, highest first (name breaks ties) */
   chain: readonly ChainStep[];
+  /** the steps of `chain` whose plugin has a `log` hook (end of exchange); empty for most routes */
+  logChain: readonly ChainStep[];
   stripPath: boolean;
   preserveHost: boolean;
   pathHandling: 'v0' | 'v1';

@@ -12,6 +12,7 @@ import {
   type UpstreamChanges,
 } from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
+import type { ExchangeTrace } from '../observe/exchange-trace';
 import type { ChainState, ResponseStep } from './run-chain';
 
 /**
@@ -82,6 +83,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   bodyContentType: string | null = null;
   /** headers plugins set on the client's response (lower-case names), applied to whatever response is sent */
   responseHeaders: Map<string, string> | null = null;
+  /** request id and timings (latency headers, logs, metrics); null when the caller keeps none */
+  trace: ExchangeTrace | null = null;
 
   private parsedQuery: URLSearchParams | null = null;
   private bodyRead: Promise<Buffer> | null = null;

@@ -3,6 +3,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import type { UpstreamTarget } from '../compile/types';
+import { stampGatewayResponse, stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { isTimeout, type Forwarder, type ForwardObserver } from './forwarder';
 import { ProxyErrors, sendFixed } from './responses';
 import type { UpstreamRequest } from './upstream-request';
@@ -24,6 +25,8 @@ export class HttpProxyForwarder implements Forwarder {
   private readonly agents = new Map<string, HttpAgent>();
   /** plugin-set response headers of the requests in flight, by client response */
   private readonly responseHeaders = new WeakMap<ServerResponse, ReadonlyMap<string, string>>();
+  /** request ids and timings of the requests in flight, by client response */
+  private readonly traces = new WeakMap<ServerResponse, ExchangeTrace>();
 
   constructor() {
     // Node's client has no per-request read timeout: bound the wait for the upstream on its socket
@@ -35,6 +38,14 @@ export class HttpProxyForwarder implements Forwarder {
     this.proxy.on('proxyRes', (proxyRes, _req, res) => {
       const extra = this.responseHeaders.get(res as ServerResponse);
       if (extra !== undefined) for (const [name, value] of extra) proxyRes.headers[name] = value;
+      const trace = this.traces.get(res as ServerResponse);
+      if (trace !== undefined) {
+        const via = proxyRes.headers.via;
+        delete proxyRes.headers.via;
+        const added: string[] = [];
+        stampProxiedResponse(added, trace, via === undefined ? null : String(via));
+        for (let i = 0; i < added.length; i += 2) proxyRes.headers[added[i]!.toLowerCase()] = added[i + 1]!;
+      }
     });
   }
 
@@ -65,6 +76,7 @@ export class HttpProxyForwarder implements Forwarder {
     req.method = upstream.method;
     req.headers = upstream.headers as IncomingMessage['headers'];
     if (upstream.responseHeaders !== null) this.responseHeaders.set(res, upstream.responseHeaders);
+    if (upstream.trace) this.traces.set(res, upstream.trace);
     const options: TimedOptions = {
       target: { protocol: `${target.protocol}:`, host: target.host, port: String(target.port) },
       agent: this.agentFor(target),
@@ -77,6 +89,7 @@ export class HttpProxyForwarder implements Forwarder {
         failed = true;
         observer.onFailure(err, false);
       }
+      stampGatewayResponse(res, upstream.trace);
       sendFixed(res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
     });
   }

@@ -1,3 +1,4 @@
+import { stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import type { ServerResponse } from 'node:http';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { HOP_BY_HOP_RESPONSE } from './forwarder';
@@ -71,12 +72,20 @@ export class BoundedBody {
 }
 
 /** Writes a status and a header record (arrays as repeated headers). */
-export function writeHeadFrom(res: ServerResponse, status: number, headers: Record<string, string | string[]>): void {
+export function writeHeadFrom(res: ServerResponse, status: number, headers: Record<string, string | string[]>, trace: ExchangeTrace | null = null): void {
   const list: string[] = [];
+  let via: string | null = null;
   for (const name in headers) {
     const value = headers[name]!;
+    // with a trace, the upstream's Via is continued by the gateway's own (stampProxiedResponse)
+    if (trace !== null && name.toLowerCase() === 'via') {
+      const joined = Array.isArray(value) ? value.join(', ') : value;
+      via = via === null ? joined : `${via}, ${joined}`;
+      continue;
+    }
     if (Array.isArray(value)) for (const item of value) list.push(name, item);
     else list.push(name, value);
   }
+  if (trace !== null) stampProxiedResponse(list, trace, via);
   res.writeHead(status, list);
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamTarget } from '../compile/types';
+import { stampGatewayResponse, stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { HOP_BY_HOP_RESPONSE, isTimeout, type ForwardObserver, type Forwarder } from './forwarder';
 
 /** Most header names cannot be hop-by-hop by their length alone: only those lengths are lower-cased and looked up. */
@@ -42,6 +43,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly observer: ForwardObserver | null = null,
     private readonly retry: ((next: UpstreamRequest) => void) | null = null,
     private readonly replayable = false,
+    /** the request's id and timings, stamped on the response head */
+    private readonly trace: ExchangeTrace | null = null,
   ) {
     res.once('close', () => {
       if (!this.done) {
@@ -64,13 +67,20 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.intercept !== null) return this.interceptHeaders(statusCode, rawHeaders);
     const headers: string[] = [];
     const extra = this.extraHeaders;
+    const trace = this.trace;
+    let via: string | null = null;
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]!.toString('latin1');
       if (HOP_BY_HOP_LENGTHS.has(name.length) && HOP_BY_HOP_RESPONSE.has(name.toLowerCase())) continue;
       if (extra !== null && extra.has(name.toLowerCase())) continue;
+      if (trace !== null && name.length === 3 && name.toLowerCase() === 'via') {
+        via = via === null ? rawHeaders[i + 1]!.toString('latin1') : `${via}, ${rawHeaders[i + 1]!.toString('latin1')}`;
+        continue;
+      }
       headers.push(name, rawHeaders[i + 1]!.toString('latin1'));
     }
     if (extra !== null) for (const [name, value] of extra) headers.push(name, value);
+    if (trace !== null) stampProxiedResponse(headers, trace, via);
     this.res.writeHead(statusCode, headers);
     return true;
   }
@@ -85,7 +95,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       this.holding = true;
       return true;
     }
-    writeHeadFrom(this.res, statusCode, response.headers);
+    writeHeadFrom(this.res, statusCode, response.headers, this.trace);
     return true;
   }
 
@@ -93,7 +103,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   private letGo(): void {
     const response = this.intercepted!;
     this.holding = false;
-    writeHeadFrom(this.res, response.status, response.headers);
+    writeHeadFrom(this.res, response.status, response.headers, this.trace);
     for (const chunk of this.held!.take()) this.res.write(chunk);
   }
 
@@ -132,7 +142,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       }
       delete response.headers['transfer-encoding'];
       response.headers['content-length'] = String(body.length);
-      writeHeadFrom(this.res, response.status, response.headers);
+      writeHeadFrom(this.res, response.status, response.headers, this.trace);
       this.res.end(body);
     } else {
       this.res.end();
@@ -160,7 +170,10 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       }
     }
     if (this.res.headersSent) this.res.destroy(err);
-    else sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+    else {
+      stampGatewayResponse(this.res, this.trace);
+      sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+    }
   }
 }
 
@@ -201,6 +214,7 @@ export class UndiciForwarder implements Forwarder {
       observer,
       observer === null ? null : (next) => this.forward(req, res, next, observer),
       upstream.body === null || Buffer.isBuffer(upstream.body),
+      upstream.trace ?? null,
     );
     try {
       this.poolFor(upstream.target).dispatch(

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import type { UpstreamTarget } from '../compile/types';
+import type { ExchangeTrace } from '../observe/exchange-trace';
 import type { Exchange } from '../pipeline/exchange';
 import { peerAddress } from './client-ip';
 import { upstreamPath } from './upstream-path';
@@ -20,6 +21,8 @@ export interface UpstreamRequest {
   responseHeaders: ReadonlyMap<string, string> | null;
   /** the plugins' response hooks, when any ran on the request: they see the upstream's response before it is sent */
   onResponse: ResponseInterceptor | null;
+  /** the request's id and timings: the forwarder stamps the response head with them */
+  trace?: ExchangeTrace | null;
 }
 
 /** Runs the response hooks on the upstream's status and headers (see ResponseInterception). */
@@ -114,6 +117,8 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   headers['x-forwarded-path'] = ex.path;
   if (compiled.stripPath && matched.length > 0) headers['x-forwarded-prefix'] = matched;
   headers['x-real-ip'] = ex.clientIp;
+  // the gateway's request id always travels upstream (Kong's `headers_upstream` default); a client's copy is replaced
+  if (ex.trace !== null) headers['x-kong-request-id'] = ex.trace.requestId;
   // a plugin may choose the Host the upstream sees (request-transformer `add`/`replace` of `host`)
   const pluginHost = ex.setHeaders?.get('host');
   headers.host = typeof pluginHost === 'string' ? pluginHost : compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
@@ -130,5 +135,5 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   const query = ex.upstreamQuery();
   const path = ex.upstreamPathOverride ?? upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
   const method = ex.upstreamMethod ?? ex.method;
-  return { target, method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, onResponse };
+  return { target, method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, onResponse, trace: ex.trace };
 }

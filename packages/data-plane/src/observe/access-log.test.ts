@@ -1,0 +1,55 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ExchangeSummary } from '@gatehouse/plugins';
+import { accessLogLine } from './access-log';
+
+const base: ExchangeSummary = {
+  requestId: '0123456789abcdef0123456789abcdef',
+  startedAt: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+  clientIp: '::1',
+  method: 'GET',
+  url: 'http://h/p',
+  path: '/p"a\\th\u0001',
+  rawQuery: 'a=1&b="2"',
+  requestHeaders: {},
+  requestSize: 120,
+  status: 201,
+  responseHeaders: {},
+  responseSize: 340,
+  source: 'service',
+  latencies: { kong: 1, proxy: 2, request: 3 },
+  route: { id: 'r-id', name: null } as never,
+  service: { id: 's-id', name: 'svc' } as never,
+  consumer: { id: 'c-id', username: 'ann' } as never,
+  credential: null,
+  upstreamUri: '/p',
+  upstreamTarget: { host: '::1', port: 8080 },
+  completed: true,
+};
+
+describe('access log line', () => {
+  it('is the JSON of the exchange, escaping what needs it', () => {
+    expect(JSON.parse(accessLogLine(base))).toEqual({
+      time: '2026-01-02T03:04:05.678Z',
+      request_id: base.requestId,
+      client_ip: '::1',
+      method: 'GET',
+      path: '/p"a\\th\u0001',
+      query: 'a=1&b="2"',
+      status: 201,
+      route: 'r-id',
+      service: 'svc',
+      consumer: 'ann',
+      upstream: '[::1]:8080',
+      upstream_uri: '/p',
+      source: 'service',
+      latencies: { kong: 1, proxy: 2, request: 3 },
+      bytes: { request: 120, response: 340 },
+      completed: true,
+    });
+  });
+
+  it('writes null for what a gateway answer does not have', () => {
+    const line = JSON.parse(accessLogLine({ ...base, route: null, service: null, consumer: null, upstreamTarget: null, upstreamUri: null, source: 'kong', latencies: { kong: 4, proxy: -1, request: 4 }, completed: false }));
+    expect(line).toMatchObject({ route: null, service: null, consumer: null, upstream: null, upstream_uri: null, source: 'kong', latencies: { kong: 4, proxy: -1, request: 4 }, completed: false });
+  });
+});

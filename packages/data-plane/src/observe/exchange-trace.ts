@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UpstreamTarget } from '../compile/types';
+import type { GatewayHeaders } from './gateway-headers';
+import { newRequestId } from './request-id';
+
+/**
+ * The timing and identity of one request, from its arrival to the end of its response: one small object per
+ * request, filled as the request goes (upstream sent, upstream answered). Times are `performance.now()` values.
+ */
+export class ExchangeTrace {
+  readonly requestId = newRequestId();
+  readonly startedAt = performance.now();
+  /** epoch milliseconds of arrival */
+  readonly startedAtEpoch = Date.now();
+  /** bytes the connection had sent before this response (its share is the difference at the end) */
+  readonly writtenBefore: number;
+  /** when the request left for the upstream; -1 when it never did */
+  sentAt = -1;
+  /** when the upstream's response head arrived; -1 when none did */
+  headersAt = -1;
+  /** the upstream answered this response (Kong's source `service`); otherwise the gateway or a plugin did */
+  fromUpstream = false;
+  upstreamUri: string | null = null;
+  upstreamTarget: UpstreamTarget | null = null;
+  /** the response head as sent by the relay (name, value, …), when the upstream answered */
+  responseHeaderList: string[] | null = null;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly headers: GatewayHeaders,
+  ) {
+    this.writtenBefore = req.socket?.bytesWritten ?? 0;
+  }
+
+  /** called when the upstream request leaves */
+  sent(uri: string, target: UpstreamTarget): void {
+    this.sentAt = performance.now();
+    this.upstreamUri = uri;
+    this.upstreamTarget = target;
+  }
+}
+
+/** Whole milliseconds between two `performance.now()` values. */
+export function millis(from: number, to: number): number {
+  return Math.round(to - from);
+}
+
+/**
+ * Headers of a response the gateway makes itself (no route, a plugin's answer, an upstream failure): request id,
+ * `X-Kong-Response-Latency` and `Server`, as the setting allows. Set before the head is written.
+ */
+export function stampGatewayResponse(res: ServerResponse, trace: ExchangeTrace | null | undefined): void {
+  if (trace == null || res.headersSent) return;
+  const h = trace.headers;
+  if (h.requestId) res.setHeader('X-Kong-Request-Id', trace.requestId);
+  if (h.responseLatency) res.setHeader('X-Kong-Response-Latency', String(millis(trace.startedAt, performance.now())));
+  if (h.server) res.setHeader('Server', h.serverToken);
+}
+
+/**
+ * Headers added to a proxied response head (`[name, value, …]`, as the relay writes it): latencies, request id, and
+ * `Via` appended to the upstream's own `Via` when it sent one.
+ */
+export function stampProxiedResponse(list: string[], trace: ExchangeTrace, upstreamVia: string | null): void {
+  const h = trace.headers;
+  const now = performance.now();
+  trace.headersAt = now;
+  trace.fromUpstream = true;
+  if (h.upstreamLatency) list.push('X-Kong-Upstream-Latency', String(millis(trace.sentAt, now)));
+  if (h.proxyLatency) list.push('X-Kong-Proxy-Latency', String(millis(trace.startedAt, trace.sentAt)));
+  if (h.requestId) list.push('X-Kong-Request-Id', trace.requestId);
+  if (h.via) list.push('Via', upstreamVia === null ? `1.1 ${h.serverToken}` : `${upstreamVia}, 1.1 ${h.serverToken}`);
+  else if (upstreamVia !== null) list.push('Via', upstreamVia);
+  trace.responseHeaderList = list;
+}

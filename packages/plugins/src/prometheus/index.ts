@@ -1,0 +1,19 @@
+import { definePlugin } from '../contract';
+import { prometheusConfigSchema, type PrometheusConfig } from './schema';
+
+/**
+ * Switches on the per-request series of `/metrics` (kong_http_requests_total, latency histograms, bandwidth) for the
+ * routes and services it applies to. The series live in the node's metrics registry (`runtime.exchangeMetrics`); this
+ * plugin only says what to record. `ai_metrics` is accepted and records nothing (no AI proxy here).
+ */
+export const prometheus = definePlugin<PrometheusConfig, unknown>({
+  name: 'prometheus',
+  priority: 13,
+  version: '3.9.0',
+  configSchema: prometheusConfigSchema,
+  auth: false,
+  noConsumer: false,
+  log: (ctx, config, summary) => {
+    ctx.runtime.exchangeMetrics?.record(summary, config);
+  },
+});
