@@ -12,6 +12,7 @@ import {
   rbacMigrations,
   SnapshotPublisher,
   startAdminServer,
+  type AdminApp,
   type AdminContext,
   type AdminServer,
   type Database,
@@ -25,6 +26,8 @@ import { GATEHOUSE_VERSION } from './version';
 
 export interface ControlPlaneNode {
   admin: AdminServer;
+  /** the admin API's Express app (its registered routes, for the OpenAPI completeness check) */
+  app: AdminApp;
   database: Database;
   publisher: SnapshotPublisher;
   close(): Promise<void>;
@@ -81,6 +84,7 @@ export async function startControlPlaneNode(
   const admin = await startAdminServer(app, listenText(settings.adminListen));
   return {
     admin,
+    app,
     database,
     publisher,
     close: async () => {

@@ -35,7 +35,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
     post: async (req, res) => {
       res.status(201).json(await entities.create(kind, writeInput(req, res)));
     },
-  });
+  }, { entity: kind.def.name, shape: 'collection' });
   resources.add(`${base}/:ref`, {
     get: async (req, res) => {
       res.json(await entities.get(kind, param(req, 'ref')));
@@ -50,7 +50,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
       await entities.remove(kind, param(req, 'ref'));
       res.status(204).end();
     },
-  });
+  }, { entity: kind.def.name, shape: 'one' });
 
   for (const fk of kind.def.foreignKeys) {
     const parent = entities.kind(fk.entity);
@@ -70,7 +70,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
       post: async (req, res) => {
         res.status(201).json(await entities.create(kind, writeInput(req, res), await scopeOf(req)));
       },
-    });
+    }, { entity: kind.def.name, shape: 'nested-collection', parent: parent.def.name });
     resources.add(`${nested}/:ref`, {
       get: async (req, res) => {
         res.json(await entities.get(kind, param(req, 'ref'), await scopeOf(req)));
@@ -85,7 +85,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
         if (!(await entities.remove(kind, param(req, 'ref'), await scopeOf(req)))) throw Errors.notFound();
         res.status(204).end();
       },
-    });
+    }, { entity: kind.def.name, shape: 'nested-one', parent: parent.def.name });
     resources.add(`${base}/:ref/${fk.field}`, {
       get: async (req, res) => {
         const child = await entities.find(kind, param(req, 'ref'));
@@ -93,6 +93,6 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
         if (!ref?.id) throw Errors.notFound();
         res.json(await entities.get(parent, ref.id));
       },
-    });
+    }, { entity: kind.def.name, shape: 'reference', field: fk.field, parent: parent.def.name });
   }
 }

@@ -13,3 +13,19 @@ export {
   type KongPluginSchemaOptions,
 } from './kong-schema';
 export { openApiDocument, type OpenApiDocument, type OpenApiEntity, type OpenApiPlugin, type OpenApiInput } from './openapi';
+export {
+  openApiSchemas,
+  entityComponents,
+  entityCollectionOperations,
+  entityOperations,
+  entityReferenceOperations,
+  entityParamName,
+  entityPathParameter,
+  entityComponentName,
+  componentName,
+  singular,
+  jsonSchemaOf,
+  BODY_TYPES,
+  type EntityPlacement,
+  type JsonObject,
+} from './openapi';
