@@ -10,3 +10,4 @@ export * from './rbac';
 export * from './publisher';
 export { clusteringExtension } from './routes/clustering';
 export { mountOAuth2TokenRoutes, oauth2TokensExtension } from './oauth2';
+export * from './openapi';

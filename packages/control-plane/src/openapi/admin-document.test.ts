@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
 import { consumers, keySets, keys } from '@gatehouse/core';
 import { adminOpenApiDocument, templateOf } from './admin-document';
 
@@ -55,5 +57,26 @@ describe('adminOpenApiDocument', () => {
       { path: '/a_b', operations: [{ method: 'get' }] },
     ]);
     expect([doc.paths['/a-b']!.get.operationId, doc.paths['/a_b']!.get.operationId]).toEqual(['get-a_b', 'get-a_b-2']);
+  });
+
+  it('gives the same bytes for the same input, without defaults generated per call', () => {
+    const tokens = {
+      name: 'tokens',
+      adminPath: 'tokens',
+      schema: z.object({ id: z.uuid().optional(), secret: z.string().default(() => randomUUID()), ttl: z.number().default(60) }),
+    };
+    const input = {
+      version: '1',
+      routes: [{ path: '/tokens', operations: [{ method: 'post' as const, doc: { entity: 'tokens', shape: 'collection' as const } }] }],
+      entities: [tokens],
+      plugins: [],
+      catalogue: {},
+      tagDescriptions: {},
+    };
+    const first = JSON.stringify(adminOpenApiDocument(input));
+    expect(JSON.stringify(adminOpenApiDocument(input))).toBe(first);
+    const schemas = (JSON.parse(first) as Doc).components.schemas;
+    expect(schemas.TokenInput.properties.secret).toEqual({ type: 'string', description: 'generated when omitted' });
+    expect(schemas.TokenInput.properties.ttl.default).toBe(60);
   });
 });
