@@ -1,22 +1,10 @@
 import type { JsonObject } from '@gatehouse/core';
 import type { Method } from '../../http/resources';
 import type { OperationDoc } from '../route-doc';
+import { notFound, page, paging } from './common';
 
 /** Docs of the control plane's custom admin routes (node, schemas, tags, legacy /apis, clustering, oauth2 tokens). */
 
-const page = (items: string | JsonObject): JsonObject => ({
-  type: 'object',
-  properties: {
-    data: { type: 'array', items: typeof items === 'string' ? { $ref: `#/components/schemas/${items}` } : items },
-    offset: { type: 'string' },
-    next: { type: ['string', 'null'] },
-  },
-  required: ['data', 'next'],
-});
-const paging = [
-  { name: 'size', description: 'page size (1–1000, default 100)', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-  { name: 'offset', description: 'the `offset` of the previous page' },
-];
 const anyObject: JsonObject = { type: 'object', additionalProperties: true };
 const kongSchema: JsonObject = {
   type: 'object',
@@ -61,8 +49,15 @@ const oauth2Token: JsonObject = {
   },
 };
 const badInput = { description: 'Schema violation', schema: 'KongError' };
-const notFound = { description: 'Not found', schema: 'Message' };
 const apiPlugin: JsonObject = { allOf: [{ $ref: '#/components/schemas/Plugin' }, { type: 'object', properties: { api_id: { type: 'string', format: 'uuid' } } }] };
+
+const pluginSchema = (summary: string): Partial<Record<Method, OperationDoc>> => ({
+  get: {
+    summary,
+    params: { name: 'the plugin name' },
+    responses: { 200: { description: "Kong's schema document", schema: kongSchema }, 404: notFound },
+  },
+});
 
 export const CORE_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc>>> = {
   '/': {
@@ -88,13 +83,7 @@ export const CORE_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
       responses: { 200: { description: 'The names', schema: { type: 'object', properties: { enabled_plugins: { type: 'array', items: { type: 'string' } } } } } },
     },
   },
-  '/plugins/schema/:name': {
-    get: {
-      summary: "A plugin's schema (the location before Kong 3.0)",
-      params: { name: 'the plugin name' },
-      responses: { 200: { description: "Kong's schema document", schema: kongSchema }, 404: notFound },
-    },
-  },
+  '/plugins/schema/:name': pluginSchema("A plugin's schema (the location before Kong 3.0)"),
   '/schemas/plugins/validate': {
     post: {
       summary: 'Check a plugin without creating it',
@@ -102,13 +91,7 @@ export const CORE_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
       responses: { 200: { description: 'Valid', schema: validated }, 400: badInput },
     },
   },
-  '/schemas/plugins/:name': {
-    get: {
-      summary: "A plugin's config schema",
-      params: { name: 'the plugin name' },
-      responses: { 200: { description: "Kong's schema document", schema: kongSchema }, 404: notFound },
-    },
-  },
+  '/schemas/plugins/:name': pluginSchema("A plugin's config schema"),
   '/schemas/:entity/validate': {
     post: {
       summary: 'Check an entity without creating it',

@@ -15,6 +15,7 @@ import {
   workspaceInput,
 } from '../../rbac/entities';
 import type { OperationDoc } from '../route-doc';
+import { bad, conflict, listAndCreate, notFound, page, paging, readUpdateDelete } from './common';
 
 /** Docs of the RBAC, workspace and admin routes (`rbac/routes.ts`), with components from the RBAC input schemas. */
 
@@ -91,18 +92,6 @@ export function rbacSchemas(): Record<string, JsonObject> {
   return schemas;
 }
 
-const page = (name: string): JsonObject => ({
-  type: 'object',
-  properties: { data: { type: 'array', items: { $ref: `#/components/schemas/${name}` } }, offset: { type: 'string' }, next: { type: ['string', 'null'] } },
-  required: ['data', 'next'],
-});
-const paging = [
-  { name: 'size', description: 'page size (1–1000, default 100)', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-  { name: 'offset', description: 'the `offset` of the previous page' },
-];
-const bad = { description: 'Schema violation', schema: 'KongError' };
-const conflict = { description: 'Unique violation', schema: 'KongError' };
-const notFound = { description: 'Not found', schema: 'Message' };
 const user = { user: 'the user name or id' };
 const role = { role: 'the role name or id' };
 const endpoint = { ...role, workspace: 'the workspace of the permission (`*` for every workspace)' };
@@ -110,54 +99,45 @@ const roleEntity = { ...role, entity: 'the entity id (`*` for every entity)' };
 const workspace = { workspace: 'the workspace name or id' };
 const admin = { admin: 'the admin username or id' };
 
-const onePermission = (params: Record<string, string>, extra = ''): Partial<Record<Method, OperationDoc>> => ({
-  get: { summary: `Read an endpoint permission of a role${extra}`, params, responses: { 200: { description: 'Found', schema: 'RoleEndpoint' }, 404: notFound } },
-  patch: {
-    summary: `Update an endpoint permission of a role${extra}`,
-    params,
-    body: 'RoleEndpointPatch',
-    responses: { 200: { description: 'Updated', schema: 'RoleEndpoint' }, 400: bad, 404: notFound },
-  },
-  delete: { summary: `Delete an endpoint permission of a role${extra}`, params, responses: { 204: { description: 'Deleted' }, 404: notFound } },
-});
+const onePermission = (params: Record<string, string>, extra = ''): Partial<Record<Method, OperationDoc>> =>
+  readUpdateDelete({ noun: `an endpoint permission of a role${extra}`, schema: 'RoleEndpoint', patch: 'RoleEndpointPatch', params });
 
-export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc>>> = {
-  '/rbac/users': {
-    get: { summary: 'List RBAC users', query: paging, responses: { 200: { description: 'One page', schema: page('RbacUser') }, 400: bad } },
+/** GET, POST and DELETE of the roles held by a user or an admin */
+function roleGrants(owner: string, params: Record<string, string>, deleteDescription?: string): Partial<Record<Method, OperationDoc>> {
+  return {
+    get: { summary: `List ${owner}'s roles`, params, responses: { 200: { description: 'The roles', schema: 'RoleList' }, 404: notFound } },
     post: {
-      summary: 'Create an RBAC user',
-      description: 'The token is stored as a bcrypt digest; the answer carries the digest only.',
-      body: 'RbacUserInput',
-      responses: { 201: { description: 'Created', schema: 'RbacUser' }, 400: bad, 409: conflict },
-    },
-  },
-  '/rbac/users/:user': {
-    get: { summary: 'Read an RBAC user', params: user, responses: { 200: { description: 'Found', schema: 'RbacUser' }, 404: notFound } },
-    patch: {
-      summary: 'Update an RBAC user',
-      description: 'Without `user_token` a new token is generated: this one answer carries it in `generated_user_token`.',
-      params: user,
-      body: 'RbacUserPatch',
-      responses: { 200: { description: 'Updated', schema: 'RbacUser' }, 400: bad, 404: notFound },
-    },
-    delete: { summary: 'Delete an RBAC user', params: user, responses: { 204: { description: 'Deleted' }, 404: notFound } },
-  },
-  '/rbac/users/:user/roles': {
-    get: { summary: "List a user's roles", params: user, responses: { 200: { description: 'The roles', schema: 'RoleList' }, 404: notFound } },
-    post: {
-      summary: 'Give roles to a user',
-      params: user,
+      summary: `Give roles to ${owner}`,
+      params,
       body: 'RoleNames',
       responses: { 201: { description: 'The roles now held', schema: 'RoleList' }, 400: bad, 404: notFound },
     },
     delete: {
-      summary: 'Take roles from a user',
-      description: '`roles` in the body, or in the query string for clients that cannot send a body with DELETE.',
-      params: user,
+      summary: `Take roles from ${owner}`,
+      ...(deleteDescription ? { description: deleteDescription } : {}),
+      params,
       query: [{ name: 'roles', description: 'comma-separated role names' }],
       responses: { 204: { description: 'Taken' }, 400: bad, 404: notFound },
     },
-  },
+  };
+}
+
+export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc>>> = {
+  '/rbac/users': listAndCreate({
+    list: 'List RBAC users',
+    create: 'Create an RBAC user',
+    createDescription: 'The token is stored as a bcrypt digest; the answer carries the digest only.',
+    schema: 'RbacUser',
+    input: 'RbacUserInput',
+  }),
+  '/rbac/users/:user': readUpdateDelete({
+    noun: 'an RBAC user',
+    schema: 'RbacUser',
+    patch: 'RbacUserPatch',
+    params: user,
+    patchDescription: 'Without `user_token` a new token is generated: this one answer carries it in `generated_user_token`.',
+  }),
+  '/rbac/users/:user/roles': roleGrants('a user', user, '`roles` in the body, or in the query string for clients that cannot send a body with DELETE.'),
   '/rbac/users/:user/permissions': {
     get: {
       summary: "A user's effective permissions",
@@ -179,20 +159,13 @@ export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
     },
   },
   '/rbac/roles/:role': {
-    get: { summary: 'Read a role', params: role, responses: { 200: { description: 'Found', schema: 'RbacRole' }, 404: notFound } },
+    ...readUpdateDelete({ noun: 'a role', schema: 'RbacRole', patch: 'RbacRolePatch', params: role, deleteSummary: 'Delete a role with its permissions' }),
     put: {
       summary: 'Create or replace a role',
       params: role,
       body: 'RbacRoleInput',
       responses: { 200: { description: 'Replaced', schema: 'RbacRole' }, 201: { description: 'Created', schema: 'RbacRole' }, 400: bad },
     },
-    patch: {
-      summary: 'Update a role',
-      params: role,
-      body: 'RbacRolePatch',
-      responses: { 200: { description: 'Updated', schema: 'RbacRole' }, 400: bad, 404: notFound },
-    },
-    delete: { summary: 'Delete a role with its permissions', params: role, responses: { 204: { description: 'Deleted' }, 404: notFound } },
   },
   '/rbac/roles/:role/permissions': {
     get: { summary: "A role's permissions", params: role, responses: { 200: { description: 'Endpoint and entity permissions', schema: 'PermissionMap' }, 404: notFound } },
@@ -232,16 +205,7 @@ export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
       responses: { 201: { description: 'Created', schema: 'RoleEntity' }, 400: bad, 404: notFound, 409: conflict },
     },
   },
-  '/rbac/roles/:role/entities/:entity': {
-    get: { summary: 'Read an entity permission of a role', params: roleEntity, responses: { 200: { description: 'Found', schema: 'RoleEntity' }, 404: notFound } },
-    patch: {
-      summary: 'Update an entity permission of a role',
-      params: roleEntity,
-      body: 'RoleEntityPatch',
-      responses: { 200: { description: 'Updated', schema: 'RoleEntity' }, 400: bad, 404: notFound },
-    },
-    delete: { summary: 'Delete an entity permission of a role', params: roleEntity, responses: { 204: { description: 'Deleted' }, 404: notFound } },
-  },
+  '/rbac/roles/:role/entities/:entity': readUpdateDelete({ noun: 'an entity permission of a role', schema: 'RoleEntity', patch: 'RoleEntityPatch', params: roleEntity }),
   '/workspaces': {
     get: { summary: 'List workspaces', query: paging, responses: { 200: { description: 'One page', schema: page('Workspace') }, 404: notFound } },
     post: {
@@ -251,13 +215,7 @@ export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
     },
   },
   '/workspaces/:workspace': {
-    get: { summary: 'Read a workspace', params: workspace, responses: { 200: { description: 'Found', schema: 'Workspace' }, 404: notFound } },
-    patch: {
-      summary: 'Update a workspace',
-      params: workspace,
-      body: 'WorkspaceInput',
-      responses: { 200: { description: 'Updated', schema: 'Workspace' }, 400: bad, 404: notFound },
-    },
+    ...readUpdateDelete({ noun: 'a workspace', schema: 'Workspace', patch: 'WorkspaceInput', params: workspace }),
     put: {
       summary: 'Create or replace a workspace',
       params: workspace,
@@ -266,39 +224,9 @@ export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
     },
     delete: { summary: 'Delete an empty workspace', params: workspace, responses: { 204: { description: 'Deleted' }, 400: bad, 404: notFound } },
   },
-  '/admins': {
-    get: { summary: 'List admins', query: paging, responses: { 200: { description: 'One page', schema: page('Admin') }, 400: bad } },
-    post: {
-      summary: 'Create an admin',
-      body: 'AdminInput',
-      responses: { 201: { description: 'Created', schema: 'Admin' }, 400: bad, 409: conflict },
-    },
-  },
-  '/admins/:admin': {
-    get: { summary: 'Read an admin', params: admin, responses: { 200: { description: 'Found', schema: 'Admin' }, 404: notFound } },
-    patch: {
-      summary: 'Update an admin',
-      params: admin,
-      body: 'AdminPatch',
-      responses: { 200: { description: 'Updated', schema: 'Admin' }, 400: bad, 404: notFound },
-    },
-    delete: { summary: 'Delete an admin', params: admin, responses: { 204: { description: 'Deleted' }, 404: notFound } },
-  },
-  '/admins/:admin/roles': {
-    get: { summary: "List an admin's roles", params: admin, responses: { 200: { description: 'The roles', schema: 'RoleList' }, 404: notFound } },
-    post: {
-      summary: 'Give roles to an admin',
-      params: admin,
-      body: 'RoleNames',
-      responses: { 201: { description: 'The roles now held', schema: 'RoleList' }, 400: bad, 404: notFound },
-    },
-    delete: {
-      summary: 'Take roles from an admin',
-      params: admin,
-      query: [{ name: 'roles', description: 'comma-separated role names' }],
-      responses: { 204: { description: 'Taken' }, 400: bad, 404: notFound },
-    },
-  },
+  '/admins': listAndCreate({ list: 'List admins', create: 'Create an admin', schema: 'Admin', input: 'AdminInput' }),
+  '/admins/:admin': readUpdateDelete({ noun: 'an admin', schema: 'Admin', patch: 'AdminPatch', params: admin }),
+  '/admins/:admin/roles': roleGrants('an admin', admin),
 };
 
 export const RBAC_TAG_DESCRIPTIONS: Record<string, string> = {
