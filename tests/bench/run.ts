@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
+import { formatStartup, measureStartup } from './startup';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -50,11 +51,14 @@ async function main(): Promise<void> {
   } finally {
     await upstream.stop();
   }
-  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0]!;
-  console.log('');
-  printTable(rows, baseline);
-  const direct = rows.find((r) => r.name.startsWith('(a)'));
-  if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+  // BENCH_ONLY may pick no load target at all (propagation, startup)
+  const baseline = rows.find((r) => r.name.startsWith('(b)')) ?? rows[0];
+  if (baseline) {
+    console.log('');
+    printTable(rows, baseline);
+    const direct = rows.find((r) => r.name.startsWith('(a)'));
+    if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+  }
 
   if (!only || only.includes('propagation')) {
     const propagationUpstream = await startScript(here('servers/upstream.ts'));
@@ -65,6 +69,18 @@ async function main(): Promise<void> {
       );
     } finally {
       await propagationUpstream.stop();
+    }
+  }
+
+  if (!only || only.includes('startup')) {
+    const startupUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      const samples = await measureStartup(`http://127.0.0.1:${startupUpstream.port}`, 3, seconds * 1000);
+      console.log(`
+gatehouse start, sources through tsx vs the build (3 starts each, RSS after ${seconds}s idle):
+${formatStartup(samples)}`);
+    } finally {
+      await startupUpstream.stop();
     }
   }
 }
