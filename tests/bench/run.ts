@@ -11,6 +11,7 @@ import { benchTrafficPlugins } from './traffic-plugins';
 import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
 import { measureObservability } from './observability';
+import { formatStartup, measureStartup } from './startup';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -121,6 +122,18 @@ async function main(): Promise<void> {
   }
 
   if (!only || only.includes('balancing')) await runBalancingBench({ seconds, connections, apiKey: API_KEY });
+
+  if (!only || only.includes('startup')) {
+    const startupUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      const samples = await measureStartup(`http://127.0.0.1:${startupUpstream.port}`, 3, seconds * 1000);
+      console.log(`
+gatehouse start, sources through tsx vs the build (3 starts each, RSS after ${seconds}s idle):
+${formatStartup(samples)}`);
+    } finally {
+      await startupUpstream.stop();
+    }
+  }
 }
 
 /** a jwt scenario script prints `JWT <token>` before its LISTENING line; the token is sent as a bearer token */

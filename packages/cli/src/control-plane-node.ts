@@ -18,6 +18,7 @@ import {
   startAdminServer,
   tlsExtension,
   tlsMigrations,
+  type AdminApp,
   type AdminContext,
   type AdminServer,
   type Database,
@@ -32,6 +33,8 @@ import { GATEHOUSE_VERSION } from './version';
 
 export interface ControlPlaneNode {
   admin: AdminServer;
+  /** the admin API's Express app (its registered routes, for the OpenAPI completeness check) */
+  app: AdminApp;
   database: Database;
   publisher: SnapshotPublisher;
   /** the status listener (GATEHOUSE_STATUS_LISTEN) when this node runs it */
@@ -116,6 +119,7 @@ export async function startControlPlaneNode(
       : null;
   return {
     admin,
+    app,
     database,
     publisher,
     status,

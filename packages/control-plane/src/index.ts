@@ -17,3 +17,4 @@ export * from './tls';
 export { ControlPlaneMetrics, configHashNumber, type ControlPlaneMetricsOptions } from './metrics/control-plane-metrics';
 export { metricsExtension } from './metrics/routes';
 export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOptions, type ControlPlaneStatusServer } from './http/status-listener';
+export * from './openapi';

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { Errors } from '@gatehouse/core';
+import { docOf, type RouteDoc, type RouteDocs } from '../openapi/route-doc';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Handler = (req: Request, res: Response, next: NextFunction) => unknown;
@@ -9,6 +10,14 @@ interface Entry {
   path: string;
   pattern: RegExp;
   methods: Set<string>;
+  /** what each method was added with, for the OpenAPI document */
+  docs: Map<Method, RouteDoc | undefined>;
+}
+
+/** One registered path and its methods (HEAD left out), in registration order. */
+export interface RegisteredRoute {
+  path: string;
+  operations: Array<{ method: Method; doc?: RouteDoc }>;
 }
 
 function patternOf(path: string): RegExp {
@@ -29,15 +38,16 @@ export class ResourceRegistry {
 
   constructor(private readonly router: Router) {}
 
-  add(path: string, handlers: Handlers): void {
+  add(path: string, handlers: Handlers, docs?: RouteDocs): void {
     let entry = this.entries.get(path);
     if (!entry) {
-      entry = { path, pattern: patternOf(path), methods: new Set() };
+      entry = { path, pattern: patternOf(path), methods: new Set(), docs: new Map() };
       this.entries.set(path, entry);
     }
     for (const [method, handler] of Object.entries(handlers) as Array<[Method, Handler]>) {
       if (!handler) continue;
       entry.methods.add(method.toUpperCase());
+      entry.docs.set(method, docOf(docs, method));
       if (method === 'get') entry.methods.add('HEAD');
       this.router[method](path, handler as RequestHandler);
     }
@@ -47,6 +57,14 @@ export class ResourceRegistry {
   methodsFor(path: string): string[] | null {
     for (const entry of this.entries.values()) if (entry.pattern.test(path)) return [...entry.methods];
     return null;
+  }
+
+  /** every registered path with its operations: what the OpenAPI document describes */
+  routes(): RegisteredRoute[] {
+    return [...this.entries.values()].map((entry) => ({
+      path: entry.path,
+      operations: [...entry.docs].map(([method, doc]) => ({ method, doc })),
+    }));
   }
 
   finish(): void {

@@ -40,7 +40,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
     post: async (req, res) => {
       res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res))));
     },
-  });
+  }, { entity: kind.def.name, shape: 'collection' });
   resources.add(`${base}/:ref`, {
     get: async (req, res) => {
       res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'))));
@@ -55,7 +55,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
       await entities.remove(kind, param(req, 'ref'));
       res.status(204).end();
     },
-  });
+  }, { entity: kind.def.name, shape: 'one' });
 
   for (const fk of kind.def.foreignKeys) {
     const parent = entities.kind(fk.entity);
@@ -75,7 +75,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
       post: async (req, res) => {
         res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), await scopeOf(req))));
       },
-    });
+    }, { entity: kind.def.name, shape: 'nested-collection', parent: parent.def.name });
     resources.add(`${nested}/:ref`, {
       get: async (req, res) => {
         res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'), await scopeOf(req))));
@@ -90,7 +90,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
         if (!(await entities.remove(kind, param(req, 'ref'), await scopeOf(req)))) throw Errors.notFound();
         res.status(204).end();
       },
-    });
+    }, { entity: kind.def.name, shape: 'nested-one', parent: parent.def.name });
     resources.add(`${base}/:ref/${fk.field}`, {
       get: async (req, res) => {
         const child = await entities.find(kind, param(req, 'ref'));
@@ -98,6 +98,6 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
         if (!ref?.id) throw Errors.notFound();
         res.json(shownTo(res, parent, await entities.get(parent, ref.id)));
       },
-    });
+    }, { entity: kind.def.name, shape: 'reference', field: fk.field, parent: parent.def.name });
   }
 }

@@ -23,3 +23,19 @@ export {
   MAX_NESTING,
   type Finding,
 } from './input-bounds';
+export {
+  openApiSchemas,
+  entityComponents,
+  entityCollectionOperations,
+  entityOperations,
+  entityReferenceOperations,
+  entityParamName,
+  entityPathParameter,
+  entityComponentName,
+  componentName,
+  singular,
+  jsonSchemaOf,
+  BODY_TYPES,
+  type EntityPlacement,
+  type JsonObject,
+} from './openapi';

@@ -1,12 +1,16 @@
 import { z } from 'zod';
+import { defOf } from './walk';
 
 /**
- * The admin API's OpenAPI 3.1 document, built from the same zod schemas that validate requests. Each entity gives
+ * The admin API's OpenAPI 3.1 parts, built from the same zod schemas that validate requests. Each entity gives
  * three components: `<Name>` (what responses hold: every field, defaults filled), `<Name>Input` (what a create or
  * PUT accepts: fields with defaults are optional) and `<Name>Patch` (every field optional); each plugin gives
- * `<Plugin>Config` and `<Plugin>ConfigInput`. Paths cover the collection (`GET` list, `POST` create) and the entity
- * (`GET`, `PUT` upsert, `PATCH`, `DELETE`) at `/{adminPath}/{id_or_key}` (`/{adminPath}/{id}` without an endpoint key).
- * The result is a plain object: callers may add paths (nested routes, custom endpoints) before serving it.
+ * `<Plugin>Config` and `<Plugin>ConfigInput`. Entity operations cover the collection (`GET` list, `POST` create) and
+ * the entity (`GET`, `PUT` upsert, `PATCH`, `DELETE`) at `/{adminPath}/{id_or_key}` (`/{adminPath}/{id}` without an
+ * endpoint key), directly or under a parent entity.
+ *
+ * Defaults the schemas generate (a fresh `provision_key` per call) are never written into the document, so the same
+ * schemas always give the same bytes.
  */
 
 export interface OpenApiEntity {
@@ -37,9 +41,30 @@ export interface OpenApiDocument {
   components: { schemas: Record<string, JsonObject> };
 }
 
-const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+export const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 
+/** An entity document built from the entities' own schemas only (the admin API adds its other routes to these parts). */
 export function openApiDocument(input: OpenApiInput): OpenApiDocument {
+  const paths: Record<string, JsonObject> = {};
+  for (const entity of input.entities) {
+    const param = entityParamName(entity);
+    paths[`/${entity.adminPath}`] = entityCollectionOperations(entity);
+    paths[`/${entity.adminPath}/{${param}}`] = { parameters: [entityPathParameter(entity, param)], ...entityOperations(entity) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: input.title ?? 'Gatehouse Admin API',
+      version: input.version,
+      description: 'Kong-compatible admin API. Bodies may be JSON, form-urlencoded (dotted keys, `paths[]`, `paths[1]`) or multipart.',
+    },
+    paths,
+    components: { schemas: openApiSchemas(input.entities, input.plugins) },
+  };
+}
+
+/** `KongError`, `Message`, and the components of every entity and plugin. */
+export function openApiSchemas(entities: OpenApiEntity[], plugins: OpenApiPlugin[]): Record<string, JsonObject> {
   const schemas: Record<string, JsonObject> = {
     KongError: {
       type: 'object',
@@ -54,38 +79,51 @@ export function openApiDocument(input: OpenApiInput): OpenApiDocument {
     },
     Message: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
   };
-  const paths: Record<string, JsonObject> = {};
-
-  for (const entity of input.entities) {
-    const base = componentName(singular(entity.name));
-    schemas[base] = jsonSchemaOf(entity.schema, 'output');
-    schemas[`${base}Input`] = jsonSchemaOf(entity.schema, 'input');
-    schemas[`${base}Patch`] = withoutDefaults(jsonSchemaOf(entity.schema.partial(), 'input'));
-    Object.assign(paths, entityPaths(entity, base));
-  }
-
-  for (const plugin of input.plugins) {
+  for (const entity of entities) Object.assign(schemas, entityComponents(entity));
+  for (const plugin of plugins) {
     const base = `${componentName(plugin.name)}Config`;
     schemas[base] = { ...jsonSchemaOf(plugin.configSchema, 'output'), description: `config of the ${plugin.name} plugin` };
     schemas[`${base}Input`] = jsonSchemaOf(plugin.configSchema, 'input');
   }
+  return schemas;
+}
 
+/** `<Name>`, `<Name>Input` and `<Name>Patch` of one entity. */
+export function entityComponents(entity: OpenApiEntity): Record<string, JsonObject> {
+  const base = entityComponentName(entity);
   return {
-    openapi: '3.1.0',
-    info: {
-      title: input.title ?? 'Gatehouse Admin API',
-      version: input.version,
-      description: 'Kong-compatible admin API. Bodies may be JSON, form-urlencoded (dotted keys, `paths[]`, `paths[1]`) or multipart.',
-    },
-    paths,
-    components: { schemas },
+    [base]: jsonSchemaOf(entity.schema, 'output'),
+    [`${base}Input`]: jsonSchemaOf(entity.schema, 'input'),
+    [`${base}Patch`]: withoutDefaults(jsonSchemaOf(entity.schema.partial(), 'input')),
   };
 }
 
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
-  const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as JsonObject;
+/** The JSON Schema of a zod schema as a request (`input`) or a response (`output`) holds it. */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const json = z.toJSONSchema(schema, {
+    io,
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema }) => {
+      // Kong's schema hints (`.meta({ kong })`) are for /schemas, not JSON Schema keywords
+      delete jsonSchema.kong;
+      if ('default' in jsonSchema && isGeneratedDefault(zodSchema)) {
+        delete jsonSchema.default;
+        jsonSchema.description ??= 'generated when omitted';
+      }
+    },
+  }) as JsonObject;
   delete json.$schema;
   return json;
+}
+
+/** A default computed per use (random keys): two reads disagree, or the field says Kong generates it (`auto`). */
+function isGeneratedDefault(schema: z.core.$ZodType): boolean {
+  const def = defOf(schema);
+  if (def.type !== 'default' && def.type !== 'prefault') return false;
+  const meta = z.globalRegistry.get(schema as z.ZodType) as { kong?: { auto?: unknown } } | undefined;
+  if (meta?.kong?.auto === true) return true;
+  return JSON.stringify(def.defaultValue) !== JSON.stringify(def.defaultValue);
 }
 
 /** A PATCH leaves omitted fields as they are, so the schema's defaults do not apply to it. */
@@ -101,26 +139,42 @@ function withoutDefaults(schema: JsonObject): JsonObject {
   return { ...schema, properties: stripped };
 }
 
-function entityPaths(entity: OpenApiEntity, base: string): Record<string, JsonObject> {
-  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-  const json = (schema: JsonObject) => ({ content: { 'application/json': { schema } } });
-  const body = (name: string) => ({
-    required: true,
-    content: Object.fromEntries(BODY_TYPES.map((type) => [type, { schema: ref(name) }])),
-  });
-  const error = (description: string) => ({ description, ...json(ref('KongError')) });
-  const notFound = { description: 'Not found', ...json(ref('Message')) };
-  const tag = [entity.adminPath];
-  const param = entity.endpointKey ? 'id_or_key' : 'id';
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonObject) => ({ content: { 'application/json': { schema } } });
+const requestBody = (name: string) => ({
+  required: true,
+  content: Object.fromEntries(BODY_TYPES.map((type) => [type, { schema: ref(name) }])),
+});
+const error = (description: string) => ({ description, ...json(ref('KongError')) });
+const notFound = { description: 'Not found', ...json(ref('Message')) };
 
-  const collection = {
+/** Where the operations of an entity sit: directly at `/{adminPath}`, or under one parent entity. */
+export interface EntityPlacement {
+  /** the parent's singular name (`service`), when the collection is the children of one parent */
+  parent?: string;
+}
+
+function labelOf(entity: OpenApiEntity, placement: EntityPlacement): { id: string; summary: string; tag: string[] } {
+  const under = placement.parent ? `-of-${placement.parent}` : '';
+  return {
+    id: `${entity.name}${under}`,
+    summary: placement.parent ? ` of a ${placement.parent.replace(/_/g, ' ')}` : '',
+    tag: [entity.adminPath],
+  };
+}
+
+/** `GET` (one page) and `POST` (create) on a collection. */
+export function entityCollectionOperations(entity: OpenApiEntity, placement: EntityPlacement = {}): JsonObject {
+  const base = entityComponentName(entity);
+  const label = labelOf(entity, placement);
+  return {
     get: {
-      operationId: `list-${entity.name}`,
-      tags: tag,
-      summary: `List ${entity.name}`,
+      operationId: `list-${label.id}`,
+      tags: label.tag,
+      summary: `List ${entity.adminPath}${label.summary}`,
       parameters: [
-        { name: 'size', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
-        { name: 'offset', in: 'query', schema: { type: 'string' } },
+        { name: 'size', in: 'query', description: 'page size', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        { name: 'offset', in: 'query', description: 'the `offset` of the previous page', schema: { type: 'string' } },
         { name: 'tags', in: 'query', description: 'a,b = both tags; a/b = either', schema: { type: 'string' } },
       ],
       responses: {
@@ -140,10 +194,10 @@ function entityPaths(entity: OpenApiEntity, base: string): Record<string, JsonOb
       },
     },
     post: {
-      operationId: `create-${entity.name}`,
-      tags: tag,
-      summary: `Create one of ${entity.name}`,
-      requestBody: body(`${base}Input`),
+      operationId: `create-${label.id}`,
+      tags: label.tag,
+      summary: `Create one of ${entity.adminPath}${label.summary}`,
+      requestBody: requestBody(`${base}Input`),
       responses: {
         201: { description: 'Created', ...json(ref(base)) },
         400: error('Schema or foreign key violation'),
@@ -151,27 +205,26 @@ function entityPaths(entity: OpenApiEntity, base: string): Record<string, JsonOb
       },
     },
   };
+}
 
-  const one = {
-    parameters: [
-      {
-        name: param,
-        in: 'path',
-        required: true,
-        description: entity.endpointKey ? `the id, or the ${entity.endpointKey} when not a UUID` : 'the id',
-        schema: { type: 'string' },
-      },
-    ],
+/** `GET`, `PUT` (upsert), `PATCH` and `DELETE` of one entity. */
+export function entityOperations(entity: OpenApiEntity, placement: EntityPlacement = {}): JsonObject {
+  const base = entityComponentName(entity);
+  const label = labelOf(entity, placement);
+  const missing = placement.parent ? ` (or another ${placement.parent.replace(/_/g, ' ')}'s)` : '';
+  return {
     get: {
-      operationId: `get-${entity.name}`,
-      tags: tag,
+      operationId: `get-${label.id}`,
+      tags: label.tag,
+      summary: `Read one of ${entity.adminPath}${label.summary}`,
       responses: { 200: { description: 'Found', ...json(ref(base)) }, 404: notFound },
     },
     put: {
-      operationId: `upsert-${entity.name}`,
-      tags: tag,
-      summary: 'Create or replace; omitted fields return to their defaults',
-      requestBody: body(`${base}Input`),
+      operationId: `upsert-${label.id}`,
+      tags: label.tag,
+      summary: `Create or replace one of ${entity.adminPath}${label.summary}`,
+      description: 'Omitted fields return to their defaults. Answers 200 whether it created or replaced.',
+      requestBody: requestBody(`${base}Input`),
       responses: {
         200: { description: 'Created or replaced', ...json(ref(base)) },
         400: error('Schema or foreign key violation'),
@@ -179,9 +232,10 @@ function entityPaths(entity: OpenApiEntity, base: string): Record<string, JsonOb
       },
     },
     patch: {
-      operationId: `update-${entity.name}`,
-      tags: tag,
-      requestBody: body(`${base}Patch`),
+      operationId: `update-${label.id}`,
+      tags: label.tag,
+      summary: `Update fields of one of ${entity.adminPath}${label.summary}`,
+      requestBody: requestBody(`${base}Patch`),
       responses: {
         200: { description: 'Updated', ...json(ref(base)) },
         400: error('Schema or foreign key violation'),
@@ -190,22 +244,55 @@ function entityPaths(entity: OpenApiEntity, base: string): Record<string, JsonOb
       },
     },
     delete: {
-      operationId: `delete-${entity.name}`,
-      tags: tag,
-      responses: { 204: { description: 'Deleted, or was not there' }, 400: error('Still referenced by another entity') },
+      operationId: `delete-${label.id}`,
+      tags: label.tag,
+      summary: `Delete one of ${entity.adminPath}${label.summary}`,
+      responses: placement.parent
+        ? { 204: { description: 'Deleted' }, 404: { ...notFound, description: `Not found${missing}` } }
+        : { 204: { description: 'Deleted, or was not there' }, 400: error('Still referenced by another entity') },
     },
   };
+}
 
-  return { [`/${entity.adminPath}`]: collection, [`/${entity.adminPath}/{${param}}`]: one };
+/** `GET /{children}/{c}/{field}`: the entity a child references through `field`. */
+export function entityReferenceOperations(child: OpenApiEntity, field: string, parent: OpenApiEntity): JsonObject {
+  return {
+    get: {
+      operationId: `get-${child.name}-${field}`,
+      tags: [child.adminPath],
+      summary: `Read the ${field.replace(/_/g, ' ')} one of ${child.adminPath} belongs to`,
+      responses: { 200: { description: 'Found', ...json(ref(entityComponentName(parent))) }, 404: notFound },
+    },
+  };
+}
+
+/** `id_or_key` for an entity with an endpoint key, else `id`. */
+export function entityParamName(entity: OpenApiEntity): string {
+  return entity.endpointKey ? 'id_or_key' : 'id';
+}
+
+export function entityPathParameter(entity: OpenApiEntity, name: string): JsonObject {
+  return {
+    name,
+    in: 'path',
+    required: true,
+    description: entity.endpointKey ? `the id, or the ${entity.endpointKey} when not a UUID` : 'the id',
+    schema: { type: 'string' },
+  };
+}
+
+/** `Consumer`, `KeySet`, `KeyAuth`: the base name of an entity's components. */
+export function entityComponentName(entity: { name: string }): string {
+  return componentName(singular(entity.name));
 }
 
 /** consumers → consumer, key_sets → key_set; names that do not end in a plain "s" stay as they are. */
-function singular(name: string): string {
+export function singular(name: string): string {
   return /[^s]s$/.test(name) ? name.slice(0, -1) : name;
 }
 
 /** key-auth → KeyAuth, key_set → KeySet: OpenAPI component names allow only [A-Za-z0-9._-]. */
-function componentName(name: string): string {
+export function componentName(name: string): string {
   return name
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)
