@@ -74,6 +74,7 @@ export async function measureStartup(upstreamUrl: string, runs = 3, idleMs = 500
     GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
     GATEHOUSE_DATA_DIR: dir,
     GATEHOUSE_LOG_LEVEL: 'warn',
+    GATEHOUSE_PROXY_TLS_LISTEN: 'off',
   };
   const post = (path: string, body: unknown) =>
     fetch(`${admin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.arrayBuffer());

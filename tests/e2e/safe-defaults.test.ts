@@ -25,7 +25,7 @@ function gatehouse(command: string, env: NodeJS.ProcessEnv, readyPattern?: RegEx
   return spawnProcess(process.execPath, ['--import', 'tsx', CLI, command], {
     name: `gatehouse ${command}`,
     cwd: ROOT,
-    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_DATA_DIR: dir, ...env },
+    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PROXY_TLS_LISTEN: 'off', ...env },
     readyPattern,
     timeoutMs: 60_000,
   });

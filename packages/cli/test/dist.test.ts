@@ -36,6 +36,8 @@ beforeAll(async () => {
       GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
       GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
       GATEHOUSE_DATA_DIR: join(dir, 'data'),
+      // the default TLS port (8443) may be another test's
+      GATEHOUSE_PROXY_TLS_LISTEN: 'off',
       GATEHOUSE_LOG_LEVEL: 'warn',
       // nothing may reach the gateway through a loader: it runs as plain JavaScript
       NODE_OPTIONS: '',

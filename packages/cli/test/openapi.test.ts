@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CORE_ROUTE_DOCS, oauth2TokensExtension, RBAC_ROUTE_DOCS } from '@gatehouse/control-plane';
-import { MemoryTokenStore } from '@gatehouse/plugins';
+import { CORE_ROUTE_DOCS, GATEWAY_ROUTE_DOCS, oauth2TokensExtension, proxyCacheExtension, RBAC_ROUTE_DOCS } from '@gatehouse/control-plane';
+import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore } from '@gatehouse/plugins';
 import { MemoryBus } from '@gatehouse/sync';
 import { chromium } from 'playwright-core';
 import { createLogger, readSettings, startControlPlaneNode, type ControlPlaneNode } from '../src';
+import { createNodeMetrics } from '../src/node-metrics';
 
 /**
  * /openapi.json against the admin API the `gatehouse` command assembles (every extension included): it names every
@@ -66,7 +67,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gatehouse-openapi-'));
   const settings = readSettings({ GATEHOUSE_ADMIN_LISTEN: '127.0.0.1:0', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_LOG_LEVEL: 'error' }, 'all');
   cp = await startControlPlaneNode(settings, new MemoryBus(), 'openapi-test-cluster-secret-0123456789abcdef', createLogger('error', 'all'), {
-    extensions: [oauth2TokensExtension(new MemoryTokenStore())],
+    // as `gatehouse start` assembles it: oauth2 tokens, the proxy-cache admin endpoints, the node's /metrics
+    extensions: [oauth2TokensExtension(new MemoryTokenStore()), proxyCacheExtension(localCacheAdmin(new MemoryCacheStore(1024 * 1024)))],
+    metrics: createNodeMetrics('openapi-test-node', 'test'),
   });
   base = `http://127.0.0.1:${cp.admin.port}`;
 });
@@ -116,7 +119,7 @@ describe('GET /openapi.json', () => {
 
   it('has no doc for a route the app does not register', () => {
     const routes = new Set(registeredRoutes((cp.app as unknown as { router: { stack: Layer[] } }).router.stack));
-    const documented = Object.entries({ ...CORE_ROUTE_DOCS, ...RBAC_ROUTE_DOCS }).flatMap(([path, methods]) =>
+    const documented = Object.entries({ ...CORE_ROUTE_DOCS, ...RBAC_ROUTE_DOCS, ...GATEWAY_ROUTE_DOCS }).flatMap(([path, methods]) =>
       Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(documented.length).toBeGreaterThan(60);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { createAdminApp, openDatabase, type AdminApp, type AdminAppDeps, type Database } from '@gatehouse/control-plane';
+import { createAdminApp, openDatabase, type AdminApp, type AdminAppDeps, type Database, type MigrationSet } from '@gatehouse/control-plane';
 import { createTestDatabase } from '@gatehouse/testkit';
 
 export type BackendName = 'postgres' | 'pglite';
@@ -17,19 +17,19 @@ export interface AdminHarness {
 }
 
 /** The admin API over a throwaway database (its own Postgres database, or PGlite in a temporary directory). */
-export async function startAdmin(backend: BackendName = 'postgres', deps: Partial<AdminAppDeps> = {}): Promise<AdminHarness> {
+export async function startAdmin(backend: BackendName = 'postgres', deps: Partial<AdminAppDeps> = {}, migrations?: MigrationSet): Promise<AdminHarness> {
   let database: Database;
   let dispose: () => Promise<void>;
   if (backend === 'postgres') {
     const testDb = await createTestDatabase('gh_conf');
-    database = await openDatabase({ url: testDb.url, poolSize: 4 }).catch(async (err) => {
+    database = await openDatabase({ url: testDb.url, poolSize: 4, migrations }).catch(async (err) => {
       await testDb.drop();
       throw err;
     });
     dispose = () => testDb.drop();
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-conformance-'));
-    database = await openDatabase({ dataDir: dir });
+    database = await openDatabase({ dataDir: dir, migrations });
     dispose = async () => rmSync(dir, { recursive: true, force: true });
   }
   const committed: number[] = [];

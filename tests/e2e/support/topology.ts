@@ -77,7 +77,8 @@ function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, ready
  * its output matches `readyPattern`; for processes outside a topology (a data plane with no Redis, for instance).
  */
 export function spawnGatehouse(command: 'start' | 'control-plane' | 'data-plane', env: NodeJS.ProcessEnv, readyPattern: RegExp, name = `gatehouse ${command}`): Promise<SpawnedProcess> {
-  return cliProcess(name, command, env, readyPattern);
+  // the default TLS port (8443) is shared by every process that does not choose one: tests choose none unless asked
+  return cliProcess(name, command, { GATEHOUSE_PROXY_TLS_LISTEN: 'off', ...env }, readyPattern);
 }
 
 async function json(url: string, headers: Record<string, string> = {}): Promise<any> {

@@ -46,6 +46,12 @@ export class ResourceRegistry {
     }
     for (const [method, handler] of Object.entries(handlers) as Array<[Method, Handler]>) {
       if (!handler) continue;
+      // a path and method registered twice (a module's own handler before the generated one): the first handler
+      // answers, as Express would route it, and the operation is documented once, by the first that describes it
+      if (entry.docs.has(method)) {
+        if (entry.docs.get(method) === undefined) entry.docs.set(method, docOf(docs, method));
+        continue;
+      }
       entry.methods.add(method.toUpperCase());
       entry.docs.set(method, docOf(docs, method));
       if (method === 'get') entry.methods.add('HEAD');

@@ -28,7 +28,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
   const targetKind = (): EntityKind => entities.kind('targets');
 
   const upstreamOf = async (req: Request): Promise<StoredEntity> => {
-    const found = await entities.find(upstreamKind(), param(req, 'upstream'));
+    const found = await entities.find(upstreamKind(), param(req, 'parent'));
     if (!found) throw Errors.notFound();
     return found;
   };
@@ -38,7 +38,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
     entities.find(targetKind(), ref, { field: 'upstream', id: upstreamId });
 
   const targetOf = async (req: Request, upstream: StoredEntity): Promise<StoredEntity> => {
-    const found = await findTarget(upstream.id, param(req, 'target'));
+    const found = await findTarget(upstream.id, param(req, 'ref'));
     if (!found) throw Errors.notFound();
     return found;
   };
@@ -49,16 +49,16 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
     sendList(req, res, q, await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id }));
   };
 
-  resources.add('/upstreams/:upstream/targets', {
+  resources.add('/upstreams/:parent/targets', {
     get: listTargets,
     post: async (req, res) => {
       const upstream = await upstreamOf(req);
       res.status(201).json(await entities.create(targetKind(), writeInput(req, res), { field: 'upstream', id: upstream.id }));
     },
   });
-  resources.add('/upstreams/:upstream/targets/all', { get: listTargets });
+  resources.add('/upstreams/:parent/targets/all', { get: listTargets });
 
-  resources.add('/upstreams/:upstream/targets/:target', {
+  resources.add('/upstreams/:parent/targets/:ref', {
     get: async (req, res) => {
       const upstream = await upstreamOf(req);
       res.json(entities.present(targetKind(), await targetOf(req, upstream)));
@@ -70,7 +70,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
     },
     put: async (req, res) => {
       const upstream = await upstreamOf(req);
-      const ref = param(req, 'target');
+      const ref = param(req, 'ref');
       const scope = { field: 'upstream', id: upstream.id };
       const input = writeInput(req, res);
       const existing = await findTarget(upstream.id, ref);
@@ -90,7 +90,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
 
   const reports = async () => (options.health ? options.health.list(LIVE_HEALTH_REPORT_SECONDS) : []);
 
-  resources.add('/upstreams/:upstream/health', {
+  resources.add('/upstreams/:parent/health', {
     get: async (req, res) => {
       const upstream = (await upstreamOf(req)) as unknown as Upstream;
       const live = await reports();
@@ -140,7 +140,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
   };
   for (const healthy of [true, false]) {
     const word = healthy ? 'healthy' : 'unhealthy';
-    resources.add(`/upstreams/:upstream/targets/:target/${word}`, { put: manual(healthy, false), post: manual(healthy, false) });
-    resources.add(`/upstreams/:upstream/targets/:target/:address/${word}`, { put: manual(healthy, true), post: manual(healthy, true) });
+    resources.add(`/upstreams/:parent/targets/:ref/${word}`, { put: manual(healthy, false), post: manual(healthy, false) });
+    resources.add(`/upstreams/:parent/targets/:ref/:address/${word}`, { put: manual(healthy, true), post: manual(healthy, true) });
   }
 }
