@@ -3,7 +3,7 @@
 import { KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CompactEncrypt, exportJWK, exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
-import { keyMigrations, openDatabase, rbacMigrations } from '@gatehouse/control-plane';
+import { controlPlaneMigrations, openDatabase } from '@gatehouse/control-plane';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -165,7 +165,7 @@ describe.each(TOPOLOGIES)('jwe-decrypt with keys from the admin API (%s)', (name
   if (name === 'cluster') {
     it('keeps no private key material in clear in the control plane\'s Postgres keys table', async () => {
       expect(topology.databaseUrl).toEqual(expect.stringMatching(/^postgres/));
-      const database = await openDatabase({ url: topology.databaseUrl!, poolSize: 1, migrations: { ...keyMigrations(), ...rbacMigrations() } });
+      const database = await openDatabase({ url: topology.databaseUrl!, poolSize: 1, migrations: controlPlaneMigrations() });
       try {
         const rows = await database.db.selectFrom('keys').selectAll().execute();
         expect(rows).toHaveLength(2);

@@ -9,15 +9,13 @@ import {
   startControlPlaneStatusServer,
   type ControlPlaneStatusServer,
   createRbac,
-  keyMigrations,
+  controlPlaneMigrations,
   keysExtension,
   openDatabase,
   openKeyring,
-  rbacMigrations,
   SnapshotPublisher,
   startAdminServer,
   tlsExtension,
-  tlsMigrations,
   type AdminApp,
   type AdminContext,
   type AdminServer,
@@ -64,7 +62,7 @@ export async function startControlPlaneNode(
   const database = await openDatabase({
     url: settings.databaseUrl ?? undefined,
     dataDir: settings.databaseUrl ? undefined : join(settings.dataDir, 'db'),
-    migrations: { ...keyMigrations(), ...rbacMigrations(), ...tlsMigrations() },
+    migrations: controlPlaneMigrations(),
   });
   const rbac = createRbac({
     db: database.db,

@@ -18,3 +18,4 @@ export { ControlPlaneMetrics, configHashNumber, type ControlPlaneMetricsOptions 
 export { metricsExtension } from './metrics/routes';
 export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOptions, type ControlPlaneStatusServer } from './http/status-listener';
 export * from './openapi';
+export { controlPlaneMigrations } from './node-migrations';

@@ -174,6 +174,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const balancers = new BalancerRegistry(options.balancer);
   balancers.update(holder.current.upstreams);
   const stopBalancing = holder.onSwap((next) => balancers.update(next.upstreams));
+  // target health for `kong_upstream_target_health`, listed when scraped
+  const stopHealthMetrics = options.metrics?.upstreamHealth.register(() => balancers.targetStates()) ?? null;
 
   /**
    * Routes a request against the current configuration: the exchange to run, or the gateway's own answer. The path
@@ -432,6 +434,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     async close(graceMs = 0) {
       stopPruning();
       stopBalancing();
+      stopHealthMetrics?.();
       balancers.close();
       await Promise.all([closeServer(server, graceMs), tlsServer ? closeTlsListener(tlsServer, graceMs) : null]);
       upgrades.close();

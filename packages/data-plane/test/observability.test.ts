@@ -13,6 +13,8 @@ import {
   makeRoute,
   makeService,
   makeSnapshot,
+  makeTarget,
+  makeUpstream,
   startEchoUpstream,
   startLogCollector,
   prometheusSamples,
@@ -487,6 +489,34 @@ describe('kong_upstream_target_health', () => {
     ]);
     unregister();
     expect(await health()).toEqual([]);
+  });
+
+  it("a data plane's balancers report their targets' addresses and states", async () => {
+    const upstream = makeUpstream({ name: 'orders.lb' });
+    const svc = makeService({ name: 'svc', url: 'http://orders.lb' });
+    const route = makeRoute({ name: 'lb', paths: ['/lb'], service: { id: svc.id } });
+    const snapshot = makeSnapshot({
+      services: [svc],
+      routes: [route],
+      upstreams: [upstream],
+      targets: [makeTarget(upstream, { target: '127.0.0.1:9101' }), makeTarget(upstream, { target: '127.0.0.1:9102' })],
+      plugins: [makePlugin({ name: 'prometheus', config: { upstream_health_metrics: true } })],
+    });
+    const holder = new ConfigHolder(compile(snapshot));
+    const registry = new Registry();
+    const metrics = new DataPlaneMetrics({ registry, nodeId: 'n', holder });
+    const dp = await createDataPlaneServer({ holder, listen: { host: '127.0.0.1', port: 0 }, log: quietLog, metrics });
+    try {
+      const series = prometheusSamples(await registry.metrics()).filter((s) => s.name === 'kong_upstream_target_health' && s.value === 1);
+      expect(series.map((s) => s.labels)).toEqual([
+        { upstream: 'orders.lb', target: '127.0.0.1:9101', address: '127.0.0.1:9101', state: 'healthchecks_off', subsystem: 'http' },
+        { upstream: 'orders.lb', target: '127.0.0.1:9102', address: '127.0.0.1:9102', state: 'healthchecks_off', subsystem: 'http' },
+      ]);
+    } finally {
+      await dp.close();
+    }
+    // a closed data plane no longer reports
+    expect(prometheusSamples(await registry.metrics()).filter((s) => s.name === 'kong_upstream_target_health')).toEqual([]);
   });
 });
 

@@ -18,9 +18,9 @@ describe('redactPrivateFields', () => {
     expect(entity.pem).toEqual({ private_key: 'PRIV', public_key: 'PUB' });
   });
 
-  it('drops JWK text that does not parse, whole; plain fields are removed', () => {
+  it('drops JWK text that does not parse, whole; plain fields are removed, empty ones too', () => {
     expect(redactPrivateFields([{ path: 'jwk', jwkMembers: JWK_PRIVATE_MEMBERS }], { jwk: '{"d":' }).jwk).toBeNull();
-    expect(redactPrivateFields([{ path: 'key' }, { path: 'key_alt' }], { cert: 'C', key: 'K', key_alt: null })).toEqual({ cert: 'C', key_alt: null });
+    expect(redactPrivateFields([{ path: 'key' }, { path: 'key_alt' }], { cert: 'C', key: 'K', key_alt: null })).toEqual({ cert: 'C' });
   });
 
   it('leaves entities without private fields alone', () => {

@@ -36,9 +36,9 @@ function redactAt(target: Record<string, unknown>, path: string[], field: Privat
     target[head] = copy;
     return;
   }
-  if (value === null || value === undefined) return;
-  if (field.jwkMembers) target[head] = withoutMembers(value, field.jwkMembers);
-  else delete target[head];
+  if (field.jwkMembers) {
+    if (value !== null && value !== undefined) target[head] = withoutMembers(value, field.jwkMembers);
+  } else delete target[head];
 }
 
 function withoutMembers(jwk: unknown, members: readonly string[]): unknown {

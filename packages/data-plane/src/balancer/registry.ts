@@ -175,6 +175,22 @@ export class BalancerRegistry {
     return out;
   }
 
+  /** Every target address with its state, as `kong_upstream_target_health` lists them (read at scrape time). */
+  *targetStates(): Iterable<TargetHealthMetric> {
+    for (const balancer of this.byId.values()) {
+      for (const target of balancer.targets) {
+        const report = targetHealth(balancer, target);
+        if (target.dnsError || report.addresses.length === 0) {
+          yield { upstream: balancer.spec.name, target: report.target, address: '', state: metricState(report.health) };
+          continue;
+        }
+        for (const a of report.addresses) {
+          yield { upstream: balancer.spec.name, target: report.target, address: `${a.ip}:${a.port}`, state: metricState(a.health) };
+        }
+      }
+    }
+  }
+
   close(): void {
     this.closed = true;
     clearInterval(this.dnsTimer);
@@ -203,4 +219,23 @@ function upstreamHealth(balancer: UpstreamBalancer): UpstreamHealthReport {
   if (!balancer.spec.checksEnabled) return { health: 'HEALTHCHECKS_OFF', targets };
   const available = balancer.pickable();
   return { health: available ? 'HEALTHY' : 'UNHEALTHY', targets };
+}
+
+/** one target address for `kong_upstream_target_health` */
+export interface TargetHealthMetric {
+  upstream: string;
+  target: string;
+  address: string;
+  state: 'healthchecks_off' | 'healthy' | 'unhealthy' | 'dns_error';
+}
+
+const METRIC_STATES: Record<TargetHealth, TargetHealthMetric['state']> = {
+  HEALTHY: 'healthy',
+  UNHEALTHY: 'unhealthy',
+  HEALTHCHECKS_OFF: 'healthchecks_off',
+  DNS_ERROR: 'dns_error',
+};
+
+function metricState(health: TargetHealth): TargetHealthMetric['state'] {
+  return METRIC_STATES[health];
 }

@@ -34,7 +34,8 @@ export class HashRing<T extends RingMember> {
   private readonly memberCount: number;
 
   constructor(members: readonly T[], slots: number) {
-    const perWeight = slots / 625_000;
+    // the default slots (10,000) give a weight-100 member 160 points
+    const perWeight = slots / 6_250;
     const total = members.reduce((n, m) => n + Math.max(0, m.weight), 0);
     const scale = total * perWeight > MAX_RING_POINTS ? MAX_RING_POINTS / (total * perWeight) : 1;
     const entries: Array<{ point: number; owner: T }> = [];
