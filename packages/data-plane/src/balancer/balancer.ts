@@ -39,7 +39,8 @@ export class Address {
     const hostForUrl = spec.kind === 'ipv6' ? `[${spec.host}]` : spec.host;
     built = {
       ...service,
-      poolKey: `${origin}|${service.connectTimeout}|${service.tlsVerify ? 'verify' : 'noverify'}|${spec.host}`,
+      // the service's TLS settings are part of the key: services with other CAs or client certificates never share
+      poolKey: `${origin}|${service.connectTimeout}|${service.tlsVerify ? 'verify' : 'noverify'}|${spec.host}${service.tls ? `|${service.tls.key}` : ''}`,
       origin,
       host: this.ip,
       port: this.port,

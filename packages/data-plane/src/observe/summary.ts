@@ -3,11 +3,14 @@ import type { ExchangeSummary } from '@gatehouse/plugins';
 import type { Exchange } from '../pipeline/exchange';
 import { millis, type ExchangeTrace } from './exchange-trace';
 
-/** Bytes of a request head as the client sent it (request line, headers, blank line). */
+/**
+ * Bytes of a request head as the client sent it (request line, headers, blank line). Node reads header bytes as
+ * latin1, one character per byte, so string lengths are byte counts.
+ */
 function headBytes(req: IncomingMessage): number {
   let bytes = (req.method ?? 'GET').length + 1 + (req.url ?? '/').length + 1 + 8 + 2 + 2;
   const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) bytes += Buffer.byteLength(raw[i]!) + 2 + Buffer.byteLength(raw[i + 1]!) + 2;
+  for (let i = 0; i < raw.length; i += 2) bytes += raw[i]!.length + 2 + raw[i + 1]!.length + 2;
   return bytes;
 }
 
@@ -35,17 +38,21 @@ export function summarize(trace: ExchangeTrace, res: ServerResponse, ex: Exchang
   const request = millis(trace.startedAt, end);
   const proxied = trace.sentAt >= 0;
   const written = req.socket?.bytesWritten ?? trace.writtenBefore;
-  const host = req.headers.host ?? '';
   return {
     requestId: trace.requestId,
     startedAt: trace.startedAtEpoch,
     clientIp: ex?.clientIp ?? req.socket?.remoteAddress ?? '',
     method: req.method ?? 'GET',
-    url: `${ex?.scheme ?? 'http'}://${host}${req.url ?? '/'}`,
+    // what only some observers read is worked out when read
+    get url() {
+      return `${ex?.scheme ?? 'http'}://${req.headers.host ?? ''}${req.url ?? '/'}`;
+    },
     path,
     rawQuery,
     requestHeaders: req.headers,
-    requestSize: headBytes(req) + bodyBytes(req, ex),
+    get requestSize() {
+      return headBytes(req) + bodyBytes(req, ex);
+    },
     status: res.statusCode,
     // only the logging plugins read the response head: built when asked
     get responseHeaders() {
