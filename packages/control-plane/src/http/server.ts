@@ -1,5 +1,5 @@
+import { listenOn } from './listening';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { AdminApp } from './app';
 
 export interface AdminServer {
@@ -29,22 +29,5 @@ export async function startAdminServer(app: AdminApp, listen: string): Promise<A
     counters.connections_active++;
     socket.once('close', () => counters.connections_active--);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    server,
-    host: address.address,
-    port: address.port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  return listenOn(server, host, port);
 }

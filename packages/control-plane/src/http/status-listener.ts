@@ -1,5 +1,5 @@
+import { listenOn } from './listening';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { PublisherStatus } from '../publisher/snapshot-publisher';
 import { parseListen } from './server';
@@ -71,22 +71,5 @@ export async function startControlPlaneStatusServer(options: ControlPlaneStatusO
     });
   });
   const { host, port } = parseListen(options.listen);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    server,
-    host: address.address,
-    port: address.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listenOn(server, host, port);
 }
