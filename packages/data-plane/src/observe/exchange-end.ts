@@ -42,7 +42,8 @@ export class ExchangeObserver {
   watch(trace: ExchangeTrace, res: ServerResponse, ex: Exchange | null, path: string, rawQuery: string): void {
     const steps = ex !== null ? ex.compiledRoute.logChain : null;
     if (this.accessLog === null && (steps === null || steps.length === 0)) return;
-    res.once('close', () => {
+    // 'close' comes once per response
+    res.on('close', () => {
       try {
         const summary = summarize(trace, res, ex, path, rawQuery);
         if (ex !== null && steps !== null && steps.length > 0) runLogHooks(ex, steps, summary, this.log);

@@ -31,44 +31,74 @@ function headerRecord(list: string[]): Record<string, string | string[]> {
   return out;
 }
 
-/** What the end-of-exchange observers receive; built once per finished exchange, only when someone observes it. */
+/**
+ * What the end-of-exchange observers receive: built once per finished exchange, only when someone observes it. A
+ * class, so that what only some observers read (the URL, the request size, the response head) is worked out on the
+ * prototype when read, with nothing allocated for it per request.
+ */
+class Summary implements ExchangeSummary {
+  readonly requestId: string;
+  readonly startedAt: number;
+  readonly clientIp: string;
+  readonly method: string;
+  readonly requestHeaders: ExchangeSummary['requestHeaders'];
+  readonly status: number;
+  readonly responseSize: number;
+  readonly source: ExchangeSummary['source'];
+  readonly latencies: ExchangeSummary['latencies'];
+  readonly route: ExchangeSummary['route'];
+  readonly service: ExchangeSummary['service'];
+  readonly consumer: ExchangeSummary['consumer'];
+  readonly credential: ExchangeSummary['credential'];
+  readonly upstreamUri: string | null;
+  readonly upstreamTarget: ExchangeSummary['upstreamTarget'];
+  readonly completed: boolean;
+
+  constructor(
+    private readonly trace: ExchangeTrace,
+    private readonly res: ServerResponse,
+    private readonly ex: Exchange | null,
+    readonly path: string,
+    readonly rawQuery: string,
+  ) {
+    const req = trace.req;
+    const request = millis(trace.startedAt, performance.now());
+    const written = req.socket?.bytesWritten ?? trace.writtenBefore;
+    this.requestId = trace.requestId;
+    this.startedAt = trace.startedAtEpoch;
+    this.clientIp = ex?.clientIp ?? req.socket?.remoteAddress ?? '';
+    this.method = req.method ?? 'GET';
+    this.requestHeaders = req.headers;
+    this.status = res.statusCode;
+    this.responseSize = Math.max(0, written - trace.writtenBefore);
+    this.source = trace.fromUpstream ? 'service' : 'kong';
+    this.latencies =
+      trace.sentAt >= 0
+        ? { kong: millis(trace.startedAt, trace.sentAt), proxy: trace.headersAt >= 0 ? millis(trace.sentAt, trace.headersAt) : -1, request }
+        : { kong: request, proxy: -1, request };
+    this.route = ex?.route ?? null;
+    this.service = ex?.service ?? null;
+    this.consumer = ex?.consumer ?? null;
+    this.credential = ex?.credential ?? null;
+    this.upstreamUri = trace.upstreamUri;
+    this.upstreamTarget = trace.upstreamTarget ? { host: trace.upstreamTarget.host, port: trace.upstreamTarget.port } : null;
+    this.completed = res.writableFinished;
+  }
+
+  get url(): string {
+    const req = this.trace.req;
+    return `${this.ex?.scheme ?? 'http'}://${req.headers.host ?? ''}${req.url ?? '/'}`;
+  }
+
+  get requestSize(): number {
+    return headBytes(this.trace.req) + bodyBytes(this.trace.req, this.ex);
+  }
+
+  get responseHeaders(): ExchangeSummary['responseHeaders'] {
+    return this.trace.responseHeaderList !== null ? headerRecord(this.trace.responseHeaderList) : this.res.getHeaders();
+  }
+}
+
 export function summarize(trace: ExchangeTrace, res: ServerResponse, ex: Exchange | null, path: string, rawQuery: string): ExchangeSummary {
-  const req = trace.req;
-  const end = performance.now();
-  const request = millis(trace.startedAt, end);
-  const proxied = trace.sentAt >= 0;
-  const written = req.socket?.bytesWritten ?? trace.writtenBefore;
-  return {
-    requestId: trace.requestId,
-    startedAt: trace.startedAtEpoch,
-    clientIp: ex?.clientIp ?? req.socket?.remoteAddress ?? '',
-    method: req.method ?? 'GET',
-    // what only some observers read is worked out when read
-    get url() {
-      return `${ex?.scheme ?? 'http'}://${req.headers.host ?? ''}${req.url ?? '/'}`;
-    },
-    path,
-    rawQuery,
-    requestHeaders: req.headers,
-    get requestSize() {
-      return headBytes(req) + bodyBytes(req, ex);
-    },
-    status: res.statusCode,
-    // only the logging plugins read the response head: built when asked
-    get responseHeaders() {
-      return trace.responseHeaderList !== null ? headerRecord(trace.responseHeaderList) : res.getHeaders();
-    },
-    responseSize: Math.max(0, written - trace.writtenBefore),
-    source: trace.fromUpstream ? 'service' : 'kong',
-    latencies: proxied
-      ? { kong: millis(trace.startedAt, trace.sentAt), proxy: trace.headersAt >= 0 ? millis(trace.sentAt, trace.headersAt) : -1, request }
-      : { kong: request, proxy: -1, request },
-    route: ex?.route ?? null,
-    service: ex?.service ?? null,
-    consumer: ex?.consumer ?? null,
-    credential: ex?.credential ?? null,
-    upstreamUri: trace.upstreamUri,
-    upstreamTarget: trace.upstreamTarget ? { host: trace.upstreamTarget.host, port: trace.upstreamTarget.port } : null,
-    completed: res.writableFinished,
-  };
+  return new Summary(trace, res, ex, path, rawQuery);
 }
