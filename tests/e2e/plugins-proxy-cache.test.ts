@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deleteRedisPrefix, SHARED_REDIS_URL, startEchoUpstream, uniqueRedisPrefix, type EchoUpstream } from '@gatehouse/testkit';
 import { waitUntil } from './support/helpers';
-import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
+import { createdThrough, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
   let topology: Topology;
@@ -16,21 +16,8 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
   const pluginIds: Record<string, string> = {};
   const consumerIds: Record<string, string> = {};
 
-  async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${topology.adminUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
-
-  async function created(path: string, body: unknown): Promise<any> {
-    const res = await admin('POST', path, body);
-    if (res.status !== 201) throw new Error(`POST ${path} ${JSON.stringify(body)} → ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  }
+  const admin = (method: string, path: string, body?: unknown) => jsonAdmin(topology.adminUrl, method, path, body);
+  const created = (path: string, body: unknown) => createdThrough(topology.adminUrl, path, body);
 
   async function cachedRoute(label: string, config: Record<string, unknown>, before: Array<Record<string, unknown>> = []): Promise<void> {
     await created('/services', { name: label, url: `${upstream.url}/` });

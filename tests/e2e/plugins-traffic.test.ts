@@ -4,7 +4,7 @@
 // rate-limiting.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
-import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
+import { createdThrough, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 const TOO_LARGE = { message: 'Request size limit exceeded' };
 
@@ -27,21 +27,8 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
   let upstream: EchoUpstream;
   const ids: Record<string, string> = {};
 
-  async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${topology.adminUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
-
-  async function created(path: string, body: unknown): Promise<any> {
-    const res = await admin('POST', path, body);
-    if (res.status !== 201) throw new Error(`POST ${path} ${JSON.stringify(body)} → ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  }
+  const admin = (method: string, path: string, body?: unknown) => jsonAdmin(topology.adminUrl, method, path, body);
+  const created = (path: string, body: unknown) => createdThrough(topology.adminUrl, path, body);
 
   /** a service and route named `label` at /label, with the given plugins on the route */
   async function routeWith(label: string, plugins: Array<Record<string, unknown>>): Promise<void> {

@@ -238,6 +238,24 @@ export function adminClient(adminUrl: string) {
   };
 }
 
+/** One admin request with a JSON body (when given); the answer's status and parsed JSON body. */
+export async function jsonAdmin(adminUrl: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${adminUrl}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+/** POSTs a JSON body and returns the created entity; anything but 201 throws with the answer. */
+export async function createdThrough(adminUrl: string, path: string, body: unknown): Promise<any> {
+  const res = await jsonAdmin(adminUrl, 'POST', path, body);
+  if (res.status !== 201) throw new Error(`POST ${path} ${JSON.stringify(body)} → ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
 /** A proxied request; returns status, headers and the echo upstream's JSON report (or the gateway's body). */
 export async function proxied(url: string, init: RequestInit = {}) {
   const res = await fetch(url, init);
