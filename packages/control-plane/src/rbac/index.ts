@@ -22,7 +22,8 @@ import { workspacePrefix } from './workspace-prefix';
 export * from './decide';
 export * from './entities';
 export { rbacMigrations } from './migrations';
-export { RbacService, BOOTSTRAP_USER, RESERVED_WORKSPACE_NAMES, type Caller, type RbacScope, type UserResult } from './service';
+export { RbacService, BOOTSTRAP_USER, type Caller, type RbacScope, type RbacFamilies } from './service';
+export { workspaceKind, userKind, roleKind, adminKind } from './kinds';
 export { rbacEnforcement, parseEnforceMode, ADMIN_TOKEN_HEADER, type EnforceMode, type EnforcementOptions } from './enforce';
 export { workspacePrefix } from './workspace-prefix';
 export { mountRbacRoutes } from './routes';
@@ -71,7 +72,7 @@ export function createRbac(options: RbacOptions): Rbac {
   return {
     service,
     mode,
-    middleware: [workspacePrefix(service, { log: options.log }), rbacEnforcement({ mode, service, cache, log: options.log })],
+    middleware: [workspacePrefix(service), rbacEnforcement({ mode, service, cache, log: options.log })],
     extension: (adminCtx) => {
       ctx = adminCtx;
       mountRbacRoutes(adminCtx, service);

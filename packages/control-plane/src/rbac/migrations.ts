@@ -116,6 +116,47 @@ export function rbacMigrations(): Record<string, Migration> {
         await seedDefaults(db);
       },
     },
+    '2001_rbac_entities_on_the_entity_framework': {
+      // workspaces, users, roles and admins take the layout of every entity table (rbac/kinds.ts): the entity in
+      // `entity` (jsonb), columns only for what the database enforces; constraints renamed to the generated names
+      async up(db: Kysely<any>) {
+        const steps = [
+          sql`alter table workspaces add column entity jsonb`,
+          sql`update workspaces set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'name', name, 'comment', comment, 'config', config, 'meta', meta)`,
+          sql`alter table workspaces drop column comment, drop column config, drop column meta, drop column updated_at`,
+
+          sql`alter table rbac_users add column entity jsonb`,
+          sql`update rbac_users set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'name', name, 'user_token', user_token, 'user_token_ident', user_token_ident, 'comment', comment, 'enabled', enabled)`,
+          sql`drop index ix_rbac_users_ident`,
+          sql`alter table rbac_users drop column user_token, drop column user_token_ident, drop column comment,
+            drop column enabled, drop column updated_at`,
+          sql`create index ix_rbac_users_ident on rbac_users ((entity ->> 'user_token_ident'))`,
+
+          sql`alter table rbac_roles add column entity jsonb`,
+          sql`update rbac_roles set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'workspace', jsonb_build_object('id', ws_id), 'name', name, 'comment', comment, 'is_default', is_default)`,
+          sql`alter table rbac_roles drop column comment, drop column is_default, drop column updated_at`,
+          sql`alter table rbac_roles rename column ws_id to workspace_id`,
+          sql`alter table rbac_roles rename constraint rbac_roles_ws_id_fkey to fk_rbac_roles_workspace`,
+          sql`alter table rbac_roles rename constraint uq_rbac_roles_ws_name to uq_rbac_roles_workspace_name`,
+          sql`create index ix_rbac_roles_workspace on rbac_roles (workspace_id)`,
+
+          sql`alter table admins add column entity jsonb`,
+          sql`update admins set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'username', username, 'custom_id', custom_id, 'email', email, 'rbac_token_enabled', rbac_token_enabled,
+            'status', status, 'rbac_user', jsonb_build_object('id', rbac_user_id))`,
+          sql`alter table admins drop column status, drop column rbac_token_enabled, drop column updated_at`,
+          sql`alter table admins rename constraint admins_rbac_user_id_fkey to fk_admins_rbac_user`,
+        ];
+        for (const step of steps) await step.execute(db);
+        for (const table of ['workspaces', 'rbac_users', 'rbac_roles', 'admins']) {
+          await sql`alter table ${sql.table(table)} alter column entity set not null`.execute(db);
+          await sql`create index ${sql.id(`ix_${table}_tags`)} on ${sql.table(table)} using gin ((entity -> 'tags'))`.execute(db);
+        }
+      },
+    },
   };
 }
 

@@ -20,6 +20,10 @@ export interface PageQuery {
   foreign?: Record<string, string>;
   /** equality on fields that have a column (unique fields), e.g. { custom_id: 'abc' } */
   equals?: Record<string, string>;
+  /** equality on stored fields that have no column, e.g. { is_default: false } */
+  jsonEquals?: Record<string, unknown>;
+  /** leaves out rows that a row of another table references, e.g. { table: 'admins', column: 'rbac_user_id' } */
+  notReferencedBy?: { table: string; column: string };
 }
 
 export interface Page {
@@ -124,6 +128,13 @@ export class EntityRepository {
     for (const [field, value] of Object.entries(q.equals ?? {})) {
       if (!this.spec.plainColumns.includes(field)) throw new Error(`entity ${this.def.name}: no column for filter ${field}`);
       query = value.includes('\u0000') ? query.where(sql<boolean>`false`) : query.where(field, '=', value);
+    }
+    for (const [field, value] of Object.entries(q.jsonEquals ?? {})) {
+      query = query.where(sql<boolean>`entity -> ${field} = ${JSON.stringify(value)}::jsonb`);
+    }
+    if (q.notReferencedBy) {
+      const { table, column } = q.notReferencedBy;
+      query = query.where(sql<boolean>`not exists (select 1 from ${sql.table(table)} r where r.${sql.ref(column)} = ${sql.table(this.def.name)}.id)`);
     }
     if (q.tagsAll?.length) query = query.where(sql<boolean>`entity -> 'tags' ?& array[${sql.join(q.tagsAll)}]::text[]`);
     if (q.tagsAny?.length) query = query.where(sql<boolean>`entity -> 'tags' ?| array[${sql.join(q.tagsAny)}]::text[]`);
