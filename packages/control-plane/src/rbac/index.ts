@@ -11,7 +11,7 @@
  * plain token in the extra field `generated_user_token`, and it cannot be read back afterwards.
  */
 import type { RequestHandler } from 'express';
-import type { Kysely } from 'kysely';
+import type { Db } from '../db/tables';
 import type { AdminContext } from '../http/context';
 import { rbacEnforcement, parseEnforceMode, type EnforceMode } from './enforce';
 import { mountRbacRoutes } from './routes';
@@ -33,7 +33,7 @@ export { tokenIdent, hashToken, verifyToken, generateToken } from './token';
 
 export interface RbacOptions {
   /** the migrated database (rbacMigrations() included) */
-  db: Kysely<any>;
+  db: Db;
   /** GATEHOUSE_ENFORCE_RBAC; default off */
   mode?: EnforceMode;
   /** GATEHOUSE_ADMIN_TOKEN: bootstrap() creates the super-admin user `gatehouse-admin` with it, once */

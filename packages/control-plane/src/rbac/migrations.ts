@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration, type RawBuilder } from 'kysely';
+import type { RbacRoleEndpointsTable, RbacRoleEntitiesTable } from '../db/tables';
 import { BUILTIN_ROLES, DEFAULT_WORKSPACE } from './decide';
 
 /**
@@ -12,8 +13,8 @@ import { BUILTIN_ROLES, DEFAULT_WORKSPACE } from './decide';
 export function rbacMigrations(): Record<string, Migration> {
   return {
     '2000_workspaces_and_rbac': {
-      async up(db: Kysely<any>) {
-        const ts = (c: any) => c.notNull();
+      async up(db: Kysely<unknown>) {
+        const ts = (c: ColumnDefinitionBuilder) => c.notNull();
         await db.schema
           .createTable('workspaces')
           .addColumn('id', 'uuid', (c) => c.primaryKey())
@@ -119,7 +120,7 @@ export function rbacMigrations(): Record<string, Migration> {
     '2001_rbac_entities_on_the_entity_framework': {
       // workspaces, users, roles and admins take the layout of every entity table (rbac/kinds.ts): the entity in
       // `entity` (jsonb), columns only for what the database enforces; constraints renamed to the generated names
-      async up(db: Kysely<any>) {
+      async up(db: Kysely<unknown>) {
         const steps = [
           sql`alter table workspaces add column entity jsonb`,
           sql`update workspaces set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
@@ -161,7 +162,16 @@ export function rbacMigrations(): Record<string, Migration> {
 }
 
 /** The `default` workspace and the built-in roles with their permissions. */
-async function seedDefaults(db: Kysely<any>): Promise<void> {
+/** The tables seeded, as migration 2000 made them (2001 moves them to the entity layout). */
+type SeededTables = {
+  workspaces: { id: string; name: string; comment: string | null; config: RawBuilder<unknown>; meta: RawBuilder<unknown>; created_at: number; updated_at: number };
+  rbac_roles: { id: string; ws_id: string; name: string; comment: string | null; is_default: boolean; created_at: number; updated_at: number };
+  rbac_role_endpoints: Omit<RbacRoleEndpointsTable, 'negative'> & { negative: boolean };
+  rbac_role_entities: Omit<RbacRoleEntitiesTable, 'negative'> & { negative: boolean };
+};
+
+async function seedDefaults(schemaOnly: Kysely<unknown>): Promise<void> {
+  const db = schemaOnly.withTables<SeededTables>();
   const now = Math.floor(Date.now() / 1000);
   const wsId = randomUUID();
   await db

@@ -5,9 +5,9 @@
  * HTTP concerns (paths, statuses) live in rbac/routes.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { DbError, ErrorCode, Errors, RBAC_ENTITIES, rbacRoles, rbacUsers, schemaViolation, type RbacRole, type RbacUser, type Workspace } from '@gatehouse/core';
 import { SqlErrorMapper } from '../db/sql-errors';
+import type { Db } from '../db/tables';
 import type { EntityKind } from '../service/entity-kind';
 import type { EntityService } from '../service/entity-service';
 import { isUuid } from '../service/references';
@@ -71,7 +71,7 @@ export class RbacService {
   private adminRoot: ((segment: string) => boolean) | null = null;
 
   constructor(
-    readonly db: Kysely<any>,
+    readonly db: Db,
     private readonly options: RbacServiceOptions = {},
   ) {
     this.users = new EntityRepository(rbacUsers, this.errors);

@@ -1,12 +1,14 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { EntityDefinition } from '@gatehouse/core';
 import { columnOf, tableSpec, type TableSpec } from '../db/entity-tables';
 import type { SqlErrorMapper } from '../db/sql-errors';
 
-/** A database handle or an open transaction: repositories work with either. */
-export type Executor = Kysely<any>;
+import type { Db, StoredEntity } from '../db/tables';
 
-export type StoredEntity = Record<string, unknown> & { id: string; created_at: number };
+export type { StoredEntity };
+
+/** A database handle or an open transaction: repositories work with either. */
+export type Executor = Db;
 
 export interface PageQuery {
   size: number;
@@ -46,8 +48,8 @@ export class EntityRepository {
     this.spec = tableSpec(def);
   }
 
-  private columns(entity: StoredEntity): Record<string, unknown> {
-    const row: Record<string, unknown> = {
+  private columns(entity: StoredEntity): Record<string, string | number | null | RawBuilder<unknown>> {
+    const row: Record<string, string | number | null | RawBuilder<unknown>> = {
       id: entity.id,
       created_at: entity.created_at,
       entity: sql`${JSON.stringify(entity)}::jsonb`,
@@ -103,7 +105,7 @@ export class EntityRepository {
 
   async findById(ex: Executor, id: string): Promise<StoredEntity | null> {
     const row = await ex.selectFrom(this.def.name).select('entity').where('id', '=', id).executeTakeFirst();
-    return row ? (row.entity as StoredEntity) : null;
+    return row ? row.entity : null;
   }
 
   /** lookup by a unique field (the endpoint key) or a foreign id, optionally among one parent's children */
@@ -118,7 +120,7 @@ export class EntityRepository {
     const row = hasColumn
       ? await query.where(column, '=', value).executeTakeFirst()
       : await query.where(sql<string>`entity ->> ${field}`, '=', value).executeTakeFirst();
-    return row ? (row.entity as StoredEntity) : null;
+    return row ? row.entity : null;
   }
 
   async page(ex: Executor, q: PageQuery): Promise<Page> {
@@ -140,7 +142,7 @@ export class EntityRepository {
     if (q.tagsAny?.length) query = query.where(sql<boolean>`entity -> 'tags' ?| array[${sql.join(q.tagsAny)}]::text[]`);
     const rows = await query.execute();
     const more = rows.length > q.size;
-    const items = rows.slice(0, q.size).map((r) => r.entity as StoredEntity);
+    const items = rows.slice(0, q.size).map((r) => r.entity);
     return { items, next: more ? String(items[items.length - 1]!.id) : null };
   }
 
@@ -148,6 +150,6 @@ export class EntityRepository {
   async all(ex: Executor, foreign?: Record<string, string>): Promise<StoredEntity[]> {
     let query = ex.selectFrom(this.def.name).select('entity').orderBy('id');
     for (const [field, id] of Object.entries(foreign ?? {})) query = query.where(columnOf(this.def, field), '=', id);
-    return (await query.execute()).map((r) => r.entity as StoredEntity);
+    return (await query.execute()).map((r) => r.entity);
   }
 }
