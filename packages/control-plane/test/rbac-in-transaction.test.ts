@@ -82,6 +82,18 @@ describe.each(BACKENDS)('in-transaction records on $name', (backend) => {
     expect(rows.rows).toHaveLength(1);
   });
 
+  it('a workspace PATCH merges config and meta key by key; a PUT replaces them', async () => {
+    const patch = (path: string, body: Record<string, unknown>) => request(app).patch(path).set('Kong-Admin-Token', BOOT).send(body);
+    const put = (path: string, body: Record<string, unknown>) => request(app).put(path).set('Kong-Admin-Token', BOOT).send(body);
+    expect((await as().post('/workspaces', { name: 'team-m', meta: { color: 'red', owner: 'ops' } })).status).toBe(201);
+    const patched = await patch('/workspaces/team-m', { meta: { color: 'blue' } });
+    expect(patched.body.meta).toEqual({ color: 'blue', owner: 'ops' });
+    const replaced = await put('/workspaces/team-m', { meta: { color: 'green' } });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.meta).toEqual({ color: 'green' });
+    expect(replaced.body.config).toEqual({});
+  });
+
   it('workspace names are reserved by the registered admin paths, not by a list', async () => {
     // `/gizmos` is registered by an extension: its name is an admin collection, so no workspace may take it
     const taken = await as().post('/workspaces', { name: 'gizmos' });

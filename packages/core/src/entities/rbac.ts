@@ -10,15 +10,16 @@ const rbacName = () =>
     .regex(/^[\p{L}\p{N}\-._~@]+$/u, "invalid value: must contain only alphanumeric and '., -, _, ~, @' characters");
 const requiredText = () => z.string().trim().min(1);
 const comment = () => z.string().nullable().default(null);
-const jsonRecord = () => z.record(z.string(), z.unknown());
+/** free-form settings: a PATCH merges them key by key, a PUT replaces them (Kong's workspace `config` and `meta`) */
+const settings = () => z.object({}).catchall(z.unknown());
 
 export const workspaceSchema = z
   .object({
     ...baseFieldsWithUpdate,
     name: rbacName(),
     comment: comment(),
-    config: jsonRecord().default({}),
-    meta: jsonRecord().default({}),
+    config: settings().default({}),
+    meta: settings().default({}),
   })
   .strict();
 export type Workspace = z.infer<typeof workspaceSchema> & { id: string; created_at: number; updated_at: number };
