@@ -24,6 +24,7 @@ export * from './entities';
 export { rbacMigrations } from './migrations';
 export { RbacService, BOOTSTRAP_USER, type Caller, type RbacScope, type RbacFamilies } from './service';
 export { workspaceKind, userKind, roleKind, adminKind } from './kinds';
+export { RolePermissions } from './role-permissions';
 export { rbacEnforcement, parseEnforceMode, ADMIN_TOKEN_HEADER, type EnforceMode, type EnforcementOptions } from './enforce';
 export { workspacePrefix } from './workspace-prefix';
 export { mountRbacRoutes } from './routes';

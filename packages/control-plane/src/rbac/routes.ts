@@ -12,6 +12,7 @@ import { ConfigStore } from '../store/config-store';
 import { DEFAULT_WORKSPACE, WILDCARD } from './decide';
 import { adminKind, roleKind, userKind, workspaceKind } from './kinds';
 import { scopeOf, scopeOfLocals } from './request-scope';
+import { RolePermissions } from './role-permissions';
 import type { RbacService } from './service';
 
 const body = (req: Request): Record<string, unknown> =>
@@ -49,6 +50,7 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   const roles = entities.register(roleKind());
   const admins = entities.register(adminKind(deps));
   svc.mount({ entities, users, roles, admins, workspaces });
+  const permissions = new RolePermissions(svc);
 
   // what a create records in its transaction: the entity's workspace and its creator's ownership
   const record = (service: EntityService) =>
@@ -87,25 +89,25 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   for (const [holder, path] of [['user', '/rbac/users/:user/roles'], ['admin', '/admins/:admin/roles']] as const) {
     add(path, {
       get: async (req, res) => {
-        res.json(holder === 'user' ? await svc.getUserRoles(param(req, holder)) : await svc.getAdminRoles(param(req, holder)));
+        res.json(holder === 'user' ? await permissions.getUserRoles(param(req, holder)) : await permissions.getAdminRoles(param(req, holder)));
       },
       post: async (req, res) => {
-        res.status(201).json(await svc.addRoles(scopeOf(res), holder, param(req, holder), body(req)));
+        res.status(201).json(await permissions.addRoles(scopeOf(res), holder, param(req, holder), body(req)));
       },
       delete: async (req, res) => {
-        await svc.removeRoles(scopeOf(res), holder, param(req, holder), rolesBody(req));
+        await permissions.removeRoles(scopeOf(res), holder, param(req, holder), rolesBody(req));
         res.status(204).end();
       },
     });
   }
   add('/rbac/users/:user/permissions', {
     get: async (req, res) => {
-      res.json(await svc.getUserPermissions(param(req, 'user')));
+      res.json(await permissions.getUserPermissions(param(req, 'user')));
     },
   });
   add('/rbac/roles/:role/permissions', {
     get: async (req, res) => {
-      res.json(await svc.getRolePermissions(scopeOf(res), param(req, 'role')));
+      res.json(await permissions.getRolePermissions(scopeOf(res), param(req, 'role')));
     },
   });
 
@@ -113,30 +115,30 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   for (const family of ['endpoints', 'entities'] as const) {
     add(`/rbac/roles/:role/${family}/permissions`, {
       get: async (req, res) => {
-        res.json((await svc.getRolePermissions(scopeOf(res), param(req, 'role'), family))[family]);
+        res.json((await permissions.getRolePermissions(scopeOf(res), param(req, 'role'), family))[family]);
       },
     });
     add(`/rbac/roles/:role/${family}`, {
       get: async (req, res) => {
-        const data = await svc.listPermissions(scopeOf(res), family, param(req, 'role'));
+        const data = await permissions.listPermissions(scopeOf(res), family, param(req, 'role'));
         res.json(family === 'entities' ? { data, next: null } : { data });
       },
       post: async (req, res) => {
         const role = param(req, 'role');
-        res.status(201).json(family === 'endpoints' ? await svc.addEndpoint(scopeOf(res), role, body(req)) : await svc.addEntity(scopeOf(res), role, body(req)));
+        res.status(201).json(family === 'endpoints' ? await permissions.addEndpoint(scopeOf(res), role, body(req)) : await permissions.addEntity(scopeOf(res), role, body(req)));
       },
     });
   }
   // the endpoint follows the workspace with its own slashes and literal `*`; none at all is the endpoint `/`
   const onePermission = (family: 'endpoints' | 'entities', keyOf: (req: Request) => string[]): Handlers => ({
     get: async (req, res) => {
-      res.json(await svc.getPermission(scopeOf(res), family, param(req, 'role'), keyOf(req)));
+      res.json(await permissions.getPermission(scopeOf(res), family, param(req, 'role'), keyOf(req)));
     },
     patch: async (req, res) => {
-      res.json(await svc.patchPermission(scopeOf(res), family, param(req, 'role'), keyOf(req), body(req)));
+      res.json(await permissions.patchPermission(scopeOf(res), family, param(req, 'role'), keyOf(req), body(req)));
     },
     delete: async (req, res) => {
-      await svc.deletePermission(scopeOf(res), family, param(req, 'role'), keyOf(req));
+      await permissions.deletePermission(scopeOf(res), family, param(req, 'role'), keyOf(req));
       res.status(204).end();
     },
   });
