@@ -263,11 +263,10 @@ describe('users and roles that change', () => {
 
   it('a token changed behind this node (another control plane) is refused at once, despite the cache', async () => {
     expect((await as('rotator-token').get('/services')).status).toBe(200);
-    await h.database.db
-      .updateTable('rbac_users')
-      .set({ user_token: await hashToken('rotator-elsewhere'), user_token_ident: tokenIdent('rotator-elsewhere') })
-      .where('name', '=', 'rotator')
-      .execute();
+    const users = h.database.db.selectFrom('rbac_users').select('entity').where('name', '=', 'rotator');
+    const { entity } = await users.executeTakeFirstOrThrow();
+    const changed = { ...entity, user_token: await hashToken('rotator-elsewhere'), user_token_ident: tokenIdent('rotator-elsewhere') };
+    await h.database.db.updateTable('rbac_users').set({ entity: JSON.stringify(changed) }).where('name', '=', 'rotator').execute();
     expect((await as('rotator-token').get('/services')).status).toBe(401);
     expect((await as('rotator-elsewhere').get('/services')).status).toBe(200);
   });

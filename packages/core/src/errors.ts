@@ -127,6 +127,16 @@ export const Errors = {
   invalidSize: () => new DbError(ErrorCode.INVALID_SIZE, 'size must be an integer between 1 and 1000'),
   invalidOffset: (offset: string) => new DbError(ErrorCode.INVALID_OFFSET, `'${offset}' is not a valid offset: bad base64 encoding`),
   invalidOptions: (message: string, fields: FieldErrors = {}) => new DbError(ErrorCode.INVALID_OPTIONS, `invalid option (${message})`, fields),
+  primaryKey: (key: Record<string, unknown>) =>
+    new DbError(ErrorCode.PRIMARY_KEY_VIOLATION, `primary key violation on key '${luaTable(key)}'`, key as FieldErrors),
+  /** a 404 that names what was looked for (`No RBAC user by name or id x`, `Workspace 'x' not found`) */
+  notFoundNamed: (message: string) => new HttpError(404, message),
+  /** a request Kong refuses with a bare message rather than a schema violation */
+  badRequest: (message: string) => new HttpError(400, message),
+  /** RBAC: no valid `Kong-Admin-Token` */
+  invalidCredentials: () => new HttpError(401, 'Invalid RBAC credentials'),
+  /** RBAC: the caller may not do this (the message says who and what) */
+  forbidden: (message: string) => new HttpError(403, message),
 };
 
 /** Renders a value the way Kong prints tables in messages: {a="x",b=null}, keys sorted. */

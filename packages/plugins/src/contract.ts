@@ -234,7 +234,7 @@ export interface CredentialEntity extends EntityDefinition {
   prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null) => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
-export interface PluginDefinition<Config = any, Index = unknown> {
+export interface PluginDefinition<Config = unknown, Index = unknown> {
   /** Kong's plugin name */
   name: string;
   /** Kong 3.x priority: higher runs first */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { createAdminApp, createRbac, openDatabase, rbacMigrations, type AdminApp, type Database, type EnforceMode, type Rbac } from '@gatehouse/control-plane';
+import { createAdminApp, createRbac, openDatabase, rbacMigrations, type AdminApp, type AdminContext, type Database, type EnforceMode, type Rbac } from '@gatehouse/control-plane';
 import { createTestDatabase } from '@gatehouse/testkit';
 
 export interface RbacHarness {
@@ -16,7 +16,13 @@ export interface RbacHarness {
 }
 
 /** The admin API with RBAC, over its own throwaway database (Postgres by default, or PGlite in a temporary directory). */
-export async function startRbacAdmin(options: { mode: EnforceMode; adminToken?: string; backend?: 'postgres' | 'pglite' }): Promise<RbacHarness> {
+export async function startRbacAdmin(options: {
+  mode: EnforceMode;
+  adminToken?: string;
+  backend?: 'postgres' | 'pglite';
+  /** more admin routes, mounted after RBAC's */
+  extensions?: Array<(ctx: AdminContext) => void>;
+}): Promise<RbacHarness> {
   let database: Database;
   let dispose: () => Promise<void>;
   if (options.backend === 'pglite') {
@@ -39,7 +45,7 @@ export async function startRbacAdmin(options: { mode: EnforceMode; adminToken?: 
   };
   const rbac = createRbac({ db: database.db, mode: options.mode, adminToken: options.adminToken, log });
   await rbac.bootstrap();
-  const app = createAdminApp({ database, middleware: rbac.middleware, extensions: [rbac.extension], log });
+  const app = createAdminApp({ database, middleware: rbac.middleware, extensions: [rbac.extension, ...(options.extensions ?? [])], log });
   return {
     app,
     database,

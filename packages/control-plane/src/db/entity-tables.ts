@@ -62,7 +62,7 @@ export function tableSpec(def: EntityDefinition): TableSpec {
  * Creates the table of one entity, and first the tables it references when they are missing (so generated
  * migrations may run in any order). Idempotent.
  */
-export async function createEntityTable(db: Kysely<any>, def: EntityDefinition, known: Map<string, EntityDefinition>): Promise<void> {
+export async function createEntityTable(db: Kysely<unknown>, def: EntityDefinition, known: Map<string, EntityDefinition>): Promise<void> {
   const spec = tableSpec(def);
   for (const fk of spec.foreign) {
     const parent = known.get(fk.entity);

@@ -3,3 +3,4 @@ export * from './migrations';
 export * from './entity-tables';
 export * from './sql-errors';
 export * from './unreachable';
+export * from './tables';

@@ -77,7 +77,7 @@ export function entityTableMigrations(extra: EntityDefinition[]): MigrationSet {
 }
 
 /** Brings the schema up to date; several control planes may call it at once (Kysely takes an advisory lock). */
-export async function migrateToLatest(db: Kysely<any>, migrations: MigrationSet): Promise<void> {
+export async function migrateToLatest<DB>(db: Kysely<DB>, migrations: MigrationSet): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -6,6 +6,7 @@ import type { EntityDefinition } from '@gatehouse/core';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { BASE_ENTITIES, coreMigrations, entityTableMigrations, migrateToLatest, type MigrationSet } from './migrations';
 import { serialPgliteDialect } from './pglite-dialect';
+import type { DatabaseTables, Db } from './tables';
 
 export interface DatabaseConfig {
   /** a Postgres connection string; when absent the embedded database (PGlite) is used */
@@ -21,7 +22,7 @@ export interface DatabaseConfig {
 }
 
 export interface Database {
-  db: Kysely<any>;
+  db: Db;
   kind: 'postgres' | 'pglite';
   /** every stored entity with its own table (core's and the extra ones) */
   entities: EntityDefinition[];
@@ -38,7 +39,7 @@ export function bundledCredentialEntities(): EntityDefinition[] {
 /** Opens Postgres (url) or the embedded database (dataDir) and runs the migrations before returning. */
 export async function openDatabase(config: DatabaseConfig = {}): Promise<Database> {
   const extra = config.entities ?? bundledCredentialEntities();
-  let db: Kysely<any>;
+  let db: Db;
   let kind: Database['kind'];
   if (config.url) {
     kind = 'postgres';
@@ -50,12 +51,12 @@ export async function openDatabase(config: DatabaseConfig = {}): Promise<Databas
     pool.on('connect', (client) => {
       client.on('error', () => {});
     });
-    db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<DatabaseTables>({ dialect: new PostgresDialect({ pool }) });
   } else {
     kind = 'pglite';
     if (config.dataDir) mkdirSync(config.dataDir, { recursive: true });
     const client = await PGlite.create(config.dataDir ? { dataDir: config.dataDir } : {});
-    db = new Kysely<any>({ dialect: serialPgliteDialect(client) });
+    db = new Kysely<DatabaseTables>({ dialect: serialPgliteDialect(client) });
   }
   try {
     await migrateToLatest(db, { ...coreMigrations(), ...entityTableMigrations(extra), ...(config.migrations ?? {}) });

@@ -21,11 +21,14 @@ export function asSqlFailure(err: unknown): SqlFailure | null {
 }
 
 interface ConstraintInfo {
-  def: EntityDefinition;
-  kind: 'unique' | 'foreign';
+  /** the table holding the constraint (an entity's name, or a table of relations such as rbac_role_endpoints) */
+  table: string;
+  kind: 'unique' | 'foreign' | 'primary';
   fields: string[];
   /** for foreign keys: the referenced entity */
   parent?: string;
+  /** for primary keys of relation tables: the key as Kong prints it, from the row written */
+  keyOf?: (row: Record<string, unknown>) => Record<string, unknown>;
 }
 
 /** What was being done when the error happened. */
@@ -44,8 +47,18 @@ export class SqlErrorMapper {
 
   add(def: EntityDefinition): void {
     const spec = tableSpec(def);
-    for (const u of spec.uniques) this.constraints.set(u.constraint, { def, kind: 'unique', fields: u.fields });
-    for (const fk of spec.foreign) this.constraints.set(fk.constraint, { def, kind: 'foreign', fields: [fk.field], parent: fk.entity });
+    for (const u of spec.uniques) this.constraints.set(u.constraint, { table: def.name, kind: 'unique', fields: u.fields });
+    for (const fk of spec.foreign) this.constraints.set(fk.constraint, { table: def.name, kind: 'foreign', fields: [fk.field], parent: fk.entity });
+  }
+
+  /** the primary key of a table that is not an entity's (a relation), with how Kong prints its key */
+  addPrimaryKey(constraint: string, table: string, keyOf: (row: Record<string, unknown>) => Record<string, unknown>): void {
+    this.constraints.set(constraint, { table, kind: 'primary', fields: [], keyOf });
+  }
+
+  /** a foreign key of a table that is not an entity's, to an entity (`workspace_entities.ws_id` → workspaces) */
+  addForeignKey(constraint: string, table: string, field: string, parent: string): void {
+    this.constraints.set(constraint, { table, kind: 'foreign', fields: [field], parent });
   }
 
   map(err: unknown, ctx: SqlErrorContext): unknown {
@@ -55,6 +68,8 @@ export class SqlErrorMapper {
     const info = failure.constraint ? this.constraints.get(failure.constraint) : undefined;
     switch (failure.code) {
       case '23505': {
+        if (info?.kind === 'primary') return Errors.primaryKey(info.keyOf!(ctx.entity ?? {}));
+        if (!info && failure.constraint?.endsWith('_pkey')) return Errors.primaryKey({ id: ctx.entity?.id ?? null });
         if (!info) return err;
         const values: Record<string, unknown> = {};
         for (const field of info.fields) values[field] = ctx.entity?.[field] ?? null;
@@ -63,7 +78,7 @@ export class SqlErrorMapper {
       case '23001': // ON DELETE RESTRICT (newer servers report it with its own code)
       case '23503': {
         if (!info || !info.parent) return err;
-        if (ctx.operation === 'delete') return Errors.referencedBy(info.def.name, info.parent);
+        if (ctx.operation === 'delete') return Errors.referencedBy(info.table, info.parent);
         const field = info.fields[0]!;
         const ref = ctx.entity?.[field];
         const id = ref && typeof ref === 'object' ? (ref as { id?: unknown }).id : ref;

@@ -82,7 +82,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     plugins,
     router,
     resources,
-    mountEntity: (kind) => mountEntityRoutes(ctx, kind),
+    mountEntity: (kind, options) => mountEntityRoutes(ctx, kind, options),
   };
   app.locals.admin = ctx;
   app.locals.counters = counters;

@@ -6,6 +6,7 @@ import type { ListQuery } from '../service/paging';
 import { nextLink } from '../service/paging';
 import type { ConfigStore } from '../store/config-store';
 import type { ResourceRegistry } from './resources';
+import type { EntityRouteOptions } from '../routes/entity-routes';
 
 /** What route modules (ours and other packages') get to add admin endpoints. */
 export interface AdminContext {
@@ -16,11 +17,11 @@ export interface AdminContext {
   router: Router;
   resources: ResourceRegistry;
   /** generic CRUD, nested and parent routes for a registered entity kind */
-  mountEntity(kind: EntityKind): void;
+  mountEntity(kind: EntityKind, options?: EntityRouteOptions): void;
 }
 
 export function writeInput(req: Request, res: Response): WriteInput {
-  return { body: (req.body ?? {}) as Record<string, unknown>, form: res.locals.form === true };
+  return { body: (req.body ?? {}) as Record<string, unknown>, form: res.locals.form === true, locals: res.locals };
 }
 
 /** the request path without its trailing slash, the base of `next` links */

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { checkKeyFormat, schemaViolation, type FieldErrors } from '@gatehouse/core';
 
 /*
@@ -25,7 +25,7 @@ export function jwkHasPrivatePart(jwk: Record<string, unknown>): boolean {
 /** Loads a JWK object as a Node key: the private key when it has private members, else the public key. */
 export function loadJwk(jwk: Record<string, unknown>): KeyObject {
   // Only asymmetric keys belong here: an `oct` JWK is refused by both loaders.
-  return jwkHasPrivatePart(jwk) ? createPrivateKey({ key: jwk as any, format: 'jwk' }) : createPublicKey({ key: jwk as any, format: 'jwk' });
+  return jwkHasPrivatePart(jwk) ? createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' }) : createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
 }
 
 function publicDer(key: KeyObject): Buffer {

@@ -14,7 +14,7 @@
  *
  * Entity rules (§3.4): a workspace id covers every entity in it; `*` covers all entities; see decideEntity.
  */
-import { HttpError } from '@gatehouse/core';
+import { Errors } from '@gatehouse/core';
 
 export type RbacAction = 'read' | 'create' | 'update' | 'delete';
 
@@ -57,7 +57,7 @@ export function parseActions(input: unknown): number {
   if (Array.isArray(input)) names = input;
   else if (typeof input === 'string') names = input.split(',');
   else if (input === null || input === undefined) return 0;
-  else throw new HttpError(400, `Undefined RBAC action ${String(input)}`);
+  else throw Errors.badRequest(`Undefined RBAC action ${String(input)}`);
   let bits = 0;
   for (const raw of names) {
     const name = typeof raw === 'string' ? raw.trim() : String(raw);
@@ -66,7 +66,7 @@ export function parseActions(input: unknown): number {
       bits |= ALL_ACTIONS;
       continue;
     }
-    if (!Object.prototype.hasOwnProperty.call(ACTION_BITS, name)) throw new HttpError(400, `Undefined RBAC action ${name}`);
+    if (!Object.prototype.hasOwnProperty.call(ACTION_BITS, name)) throw Errors.badRequest(`Undefined RBAC action ${name}`);
     bits |= ACTION_BITS[name as RbacAction];
   }
   return bits;

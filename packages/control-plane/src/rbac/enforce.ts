@@ -3,17 +3,17 @@
  * 1. authenticate the `Kong-Admin-Token` header → 401 `Invalid RBAC credentials`;
  * 2. endpoint check (`on`, `both`) → 403 `<name>, you do not have permissions to <action> this resource`;
  * 3. entity check (`entity`, `both`) on the entities the path names, and listings filtered to what may be read.
- * The routes then apply the self-modification guard with the caller this middleware records.
+ * The routes then apply the self-modification guard with the caller this middleware records, and a create grants
+ * the creator's default role its entity in the create's own transaction (RbacService.recordCreation).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Errors, HttpError } from '@gatehouse/core';
-import { ALL_ACTIONS, actionFromMethod, decideEndpoint, decideEntity, decisionPath, type RbacAction } from './decide';
+import { Errors } from '@gatehouse/core';
+import { actionFromMethod, decideEndpoint, decideEntity, decisionPath, type RbacAction } from './decide';
 import { setPrivateAccess } from '../http/private-material';
-import { entityTypeOf, locateEntities } from './entity-locator';
+import { locateEntities } from './entity-locator';
 import { privateAccessOf } from './private-access';
 import { scopeOf, setCaller } from './request-scope';
 import type { Caller, RbacService } from './service';
-import * as store from './store';
 import { TokenCache } from './token-cache';
 import { tokenCacheKey } from './token';
 import { isDatabaseUnreachable } from '../db/unreachable';
@@ -41,9 +41,8 @@ export interface EnforcementOptions {
   log?: (message: string, err?: unknown) => void;
 }
 
-const invalidCredentials = () => new HttpError(401, 'Invalid RBAC credentials');
-const forbidden = (caller: Caller, action: RbacAction) =>
-  new HttpError(403, `${caller.user.name}, you do not have permissions to ${action} this resource`);
+const invalidCredentials = () => Errors.invalidCredentials();
+const forbidden = (caller: Caller, action: RbacAction) => Errors.forbidden(`${caller.user.name}, you do not have permissions to ${action} this resource`);
 
 export function rbacEnforcement(options: EnforcementOptions): RequestHandler {
   const { mode, service } = options;
@@ -76,7 +75,6 @@ export function rbacEnforcement(options: EnforcementOptions): RequestHandler {
         }
         if (action === 'read') filterListings(req, res, service, caller, log);
       }
-      if (action === 'create' || action === 'update') grantCreations(req, res, service, caller, log);
       next();
     } catch (err) {
       next(err);
@@ -130,26 +128,6 @@ function filterListings(req: Request, res: Response, service: RbacService, calle
         res.status(500);
         send({ message: 'An unexpected error occurred' });
       });
-    return res;
-  };
-}
-
-/**
- * The creator owns what it creates (Kong §1.3): an entity created through the admin API (201 with an `id`) is
- * granted, with every action, to the caller's default role, so entity-level RBAC lets the creator use it.
- */
-function grantCreations(req: Request, res: Response, service: RbacService, caller: Caller, log: (m: string, e?: unknown) => void): void {
-  const own = caller.roles.find((r) => r.is_default && r.name === caller.user.name);
-  if (!own || /^\/(rbac|admins)(\/|$)/.test(req.path)) return;
-  const send = res.json.bind(res);
-  res.json = (body: unknown) => {
-    const id = (body as { id?: unknown } | null)?.id;
-    if (res.statusCode !== 201 || typeof id !== 'string' || !store.isUuid(id)) return send(body);
-    const type = /^\/workspaces(\/|$)/.test(req.path) ? 'workspaces' : entityTypeOf(req);
-    service
-      .grantOwnership(own.id, id, type, ALL_ACTIONS)
-      .catch((err) => log(`could not grant entity ${id} to ${caller.user.name}`, err))
-      .finally(() => send(body));
     return res;
   };
 }

@@ -3,7 +3,6 @@ import type { AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
 import type { RbacAction } from './decide';
 import type { RbacScope, RbacService } from './service';
-import * as store from './store';
 
 /** An entity a request touches, with the action the entity check must allow on it. */
 export interface TouchedEntity {
@@ -42,27 +41,28 @@ interface Located {
 }
 
 async function resolve(req: Request, svc: RbacService, scope: RbacScope, segs: string[]): Promise<Located[]> {
-  const [a, b, c] = segs;
-  if (a === 'rbac') {
-    if (b === 'users' && c) {
-      const user = await store.findUser(svc.db, c);
-      return user ? [{ id: user.id, workspaceId: null, endsAt: 3 }] : [];
-    }
-    if (b === 'roles' && c) {
-      const role = await store.findRole(svc.db, scope.workspace.id, c);
-      return role ? [{ id: role.id, workspaceId: role.ws_id, endsAt: 3 }] : [];
-    }
-    return [];
+  const own = await resolveRbacEntity(svc, scope, segs);
+  return own ?? resolveConfigEntities(req, svc, segs);
+}
+
+/**
+ * RBAC's own families, looked up as their routes look them up (the same kinds, the same scope); null when the path
+ * is not theirs. Roles live in their workspace, a workspace in itself; users and admins in none.
+ */
+async function resolveRbacEntity(svc: RbacService, scope: RbacScope, segs: string[]): Promise<Located[] | null> {
+  const { entities, users, roles, admins, workspaces } = svc.families;
+  for (const kind of [users, roles, admins, workspaces]) {
+    const base = kind.def.adminPath.split('/');
+    if (!base.every((part, i) => segs[i] === part)) continue;
+    const ref = segs[base.length];
+    if (ref === undefined) return [];
+    const inScope = kind === roles ? { field: 'workspace', id: scope.workspace.id } : undefined;
+    const found = await entities.find(kind, ref, inScope).catch(() => null);
+    if (!found) return [];
+    const workspaceId = kind === roles ? scope.workspace.id : kind === workspaces ? found.id : null;
+    return [{ id: found.id, workspaceId, endsAt: base.length + 1 }];
   }
-  if (a === 'workspaces' && b) {
-    const ws = await store.findWorkspace(svc.db, b);
-    return ws ? [{ id: ws.id, workspaceId: ws.id, endsAt: 2 }] : [];
-  }
-  if (a === 'admins' && b) {
-    const admin = await store.findAdmin(svc.db, b);
-    return admin ? [{ id: admin.id, workspaceId: null, endsAt: 2 }] : [];
-  }
-  return resolveConfigEntities(req, svc, segs);
+  return segs[0] === 'rbac' ? [] : null;
 }
 
 /** `/{collection}/{ref}[/{child collection}/{ref}]` over the entity kinds the admin API serves. */
@@ -94,18 +94,6 @@ async function resolveConfigEntities(req: Request, svc: RbacService, segs: strin
   if (out.length === 0) return out;
   const workspaces = await svc.workspacesOf(out.map((o) => o.id));
   return out.map((o) => ({ ...o, workspaceId: workspaces.get(o.id) ?? null }));
-}
-
-/**
- * The entity type (DAO name) of an entity created at this path: the kind whose collection is the path's last
- * collection segment (`/consumers/c/key-auth` → keyauth_credentials); the segment itself when no kind claims it.
- */
-export function entityTypeOf(req: Request): string {
-  const segs = req.path.split('/').filter((s) => s !== '');
-  const collection = segs.length % 2 === 1 ? segs[segs.length - 1]! : (segs[segs.length - 2] ?? '');
-  const kinds = adminContext(req)?.entities.allKinds() ?? [];
-  const kind = kinds.find((k) => k.def.adminPath === collection || Object.values(k.nestedPaths ?? {}).includes(collection));
-  return kind?.def.name ?? collection;
 }
 
 function safeDecode(segment: string): string {

@@ -11,7 +11,7 @@
  * plain token in the extra field `generated_user_token`, and it cannot be read back afterwards.
  */
 import type { RequestHandler } from 'express';
-import type { Kysely } from 'kysely';
+import type { Db } from '../db/tables';
 import type { AdminContext } from '../http/context';
 import { rbacEnforcement, parseEnforceMode, type EnforceMode } from './enforce';
 import { mountRbacRoutes } from './routes';
@@ -22,7 +22,9 @@ import { workspacePrefix } from './workspace-prefix';
 export * from './decide';
 export * from './entities';
 export { rbacMigrations } from './migrations';
-export { RbacService, BOOTSTRAP_USER, RESERVED_WORKSPACE_NAMES, type Caller, type RbacScope, type UserResult } from './service';
+export { RbacService, BOOTSTRAP_USER, type Caller, type RbacScope, type RbacFamilies } from './service';
+export { workspaceKind, userKind, roleKind, adminKind } from './kinds';
+export { RolePermissions } from './role-permissions';
 export { rbacEnforcement, parseEnforceMode, ADMIN_TOKEN_HEADER, type EnforceMode, type EnforcementOptions } from './enforce';
 export { workspacePrefix } from './workspace-prefix';
 export { mountRbacRoutes } from './routes';
@@ -32,7 +34,7 @@ export { tokenIdent, hashToken, verifyToken, generateToken } from './token';
 
 export interface RbacOptions {
   /** the migrated database (rbacMigrations() included) */
-  db: Kysely<any>;
+  db: Db;
   /** GATEHOUSE_ENFORCE_RBAC; default off */
   mode?: EnforceMode;
   /** GATEHOUSE_ADMIN_TOKEN: bootstrap() creates the super-admin user `gatehouse-admin` with it, once */
@@ -71,7 +73,7 @@ export function createRbac(options: RbacOptions): Rbac {
   return {
     service,
     mode,
-    middleware: [workspacePrefix(service, { log: options.log }), rbacEnforcement({ mode, service, cache, log: options.log })],
+    middleware: [workspacePrefix(service), rbacEnforcement({ mode, service, cache, log: options.log })],
     extension: (adminCtx) => {
       ctx = adminCtx;
       mountRbacRoutes(adminCtx, service);

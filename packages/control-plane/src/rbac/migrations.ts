@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration, type RawBuilder } from 'kysely';
+import type { RbacRoleEndpointsTable, RbacRoleEntitiesTable } from '../db/tables';
 import { BUILTIN_ROLES, DEFAULT_WORKSPACE } from './decide';
 
 /**
@@ -12,8 +13,8 @@ import { BUILTIN_ROLES, DEFAULT_WORKSPACE } from './decide';
 export function rbacMigrations(): Record<string, Migration> {
   return {
     '2000_workspaces_and_rbac': {
-      async up(db: Kysely<any>) {
-        const ts = (c: any) => c.notNull();
+      async up(db: Kysely<unknown>) {
+        const ts = (c: ColumnDefinitionBuilder) => c.notNull();
         await db.schema
           .createTable('workspaces')
           .addColumn('id', 'uuid', (c) => c.primaryKey())
@@ -116,11 +117,61 @@ export function rbacMigrations(): Record<string, Migration> {
         await seedDefaults(db);
       },
     },
+    '2001_rbac_entities_on_the_entity_framework': {
+      // workspaces, users, roles and admins take the layout of every entity table (rbac/kinds.ts): the entity in
+      // `entity` (jsonb), columns only for what the database enforces; constraints renamed to the generated names
+      async up(db: Kysely<unknown>) {
+        const steps = [
+          sql`alter table workspaces add column entity jsonb`,
+          sql`update workspaces set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'name', name, 'comment', comment, 'config', config, 'meta', meta)`,
+          sql`alter table workspaces drop column comment, drop column config, drop column meta, drop column updated_at`,
+
+          sql`alter table rbac_users add column entity jsonb`,
+          sql`update rbac_users set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'name', name, 'user_token', user_token, 'user_token_ident', user_token_ident, 'comment', comment, 'enabled', enabled)`,
+          sql`drop index ix_rbac_users_ident`,
+          sql`alter table rbac_users drop column user_token, drop column user_token_ident, drop column comment,
+            drop column enabled, drop column updated_at`,
+          sql`create index ix_rbac_users_ident on rbac_users ((entity ->> 'user_token_ident'))`,
+
+          sql`alter table rbac_roles add column entity jsonb`,
+          sql`update rbac_roles set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'workspace', jsonb_build_object('id', ws_id), 'name', name, 'comment', comment, 'is_default', is_default)`,
+          sql`alter table rbac_roles drop column comment, drop column is_default, drop column updated_at`,
+          sql`alter table rbac_roles rename column ws_id to workspace_id`,
+          sql`alter table rbac_roles rename constraint rbac_roles_ws_id_fkey to fk_rbac_roles_workspace`,
+          sql`alter table rbac_roles rename constraint uq_rbac_roles_ws_name to uq_rbac_roles_workspace_name`,
+          sql`create index ix_rbac_roles_workspace on rbac_roles (workspace_id)`,
+
+          sql`alter table admins add column entity jsonb`,
+          sql`update admins set entity = jsonb_build_object('id', id, 'created_at', created_at, 'updated_at', updated_at,
+            'username', username, 'custom_id', custom_id, 'email', email, 'rbac_token_enabled', rbac_token_enabled,
+            'status', status, 'rbac_user', jsonb_build_object('id', rbac_user_id))`,
+          sql`alter table admins drop column status, drop column rbac_token_enabled, drop column updated_at`,
+          sql`alter table admins rename constraint admins_rbac_user_id_fkey to fk_admins_rbac_user`,
+        ];
+        for (const step of steps) await step.execute(db);
+        for (const table of ['workspaces', 'rbac_users', 'rbac_roles', 'admins']) {
+          await sql`alter table ${sql.table(table)} alter column entity set not null`.execute(db);
+          await sql`create index ${sql.id(`ix_${table}_tags`)} on ${sql.table(table)} using gin ((entity -> 'tags'))`.execute(db);
+        }
+      },
+    },
   };
 }
 
 /** The `default` workspace and the built-in roles with their permissions. */
-async function seedDefaults(db: Kysely<any>): Promise<void> {
+/** The tables seeded, as migration 2000 made them (2001 moves them to the entity layout). */
+type SeededTables = {
+  workspaces: { id: string; name: string; comment: string | null; config: RawBuilder<unknown>; meta: RawBuilder<unknown>; created_at: number; updated_at: number };
+  rbac_roles: { id: string; ws_id: string; name: string; comment: string | null; is_default: boolean; created_at: number; updated_at: number };
+  rbac_role_endpoints: Omit<RbacRoleEndpointsTable, 'negative'> & { negative: boolean };
+  rbac_role_entities: Omit<RbacRoleEntitiesTable, 'negative'> & { negative: boolean };
+};
+
+async function seedDefaults(schemaOnly: Kysely<unknown>): Promise<void> {
+  const db = schemaOnly.withTables<SeededTables>();
   const now = Math.floor(Date.now() / 1000);
   const wsId = randomUUID();
   await db

@@ -1,16 +1,19 @@
 /**
- * The admin routes of RBAC, workspaces and admins, at Kong's paths (kong-reference Part B §1.2, §4). Handlers only
- * translate HTTP to RbacService calls; statuses: 201 create, 200 read/update, 204 delete, PUT 201/200.
+ * The admin routes of RBAC, workspaces and admins, at Kong's paths (kong-reference Part B §1.2, §4). Users, roles,
+ * workspaces and admins are entity families served by the generic routes (routes/entity-routes.ts) with the hooks
+ * of rbac/kinds.ts; only the role grants and the permission sub-routes are written here.
  */
 import type { Request, Response } from 'express';
-import { Errors } from '@gatehouse/core';
-import type { AdminContext } from '../http/context';
+import { Errors, schemaViolation } from '@gatehouse/core';
+import { writeInput, type AdminContext } from '../http/context';
 import type { Handlers } from '../http/resources';
-import { encodeOffset, nextLink, parseListQuery } from '../service/paging';
-import { DEFAULT_WORKSPACE } from './decide';
-import { scopeOf } from './request-scope';
+import { EntityService } from '../service/entity-service';
+import { ConfigStore } from '../store/config-store';
+import { DEFAULT_WORKSPACE, WILDCARD } from './decide';
+import { adminKind, roleKind, userKind, workspaceKind } from './kinds';
+import { scopeOf, scopeOfLocals } from './request-scope';
+import { RolePermissions } from './role-permissions';
 import type { RbacService } from './service';
-import type { KeyPage } from './store';
 
 const body = (req: Request): Record<string, unknown> =>
   req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
@@ -26,214 +29,121 @@ const param = (req: Request, name: string): string => {
   return Array.isArray(value) ? value.join('/') : String(value ?? '');
 };
 
-/** The path without query string, as the client sent it (workspace prefix included), for `next` links. */
-const requestPath = (req: Request): string => req.originalUrl.split('?')[0]!;
-
-async function listed<T>(req: Request, res: Response, load: (size: number, after?: string) => Promise<KeyPage<T>>): Promise<void> {
-  const q = parseListQuery(req.query as Record<string, unknown>);
-  const after = q.after?.[0] as string | undefined;
-  if (after !== undefined && !/^[0-9a-f-]{36}$/i.test(after)) throw Errors.invalidOffset(String(req.query.offset));
-  const page = await load(q.size, after);
-  const offset = page.next === null ? null : encodeOffset([page.next]);
-  res.status(200).json(offset === null ? { data: page.items, next: null } : { data: page.items, offset, next: nextLink(requestPath(req), offset, q) });
+/** the first segments of every registered admin path: names a workspace may not take */
+function adminRoots(ctx: AdminContext): Set<string> {
+  return new Set(ctx.resources.routes().map((r) => r.path.split('/')[1] ?? '').filter((s) => s !== '' && !s.startsWith(':')));
 }
 
 /** Adds the RBAC, workspace and admin endpoints to the admin API (other methods on these paths answer 405). */
 export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   const add = (path: string, handlers: Handlers) => ctx.resources.add(path, handlers);
+  let roots: Set<string> | null = null;
+  const isAdminRoot = (segment: string) => (roots ??= adminRoots(ctx)).has(segment);
+  svc.setAdminRoots(isAdminRoot);
 
-  // ── users ─────────────────────────────────────────────────────────────────
-  add('/rbac/users', {
-    get: (req, res) => listed(req, res, (size, after) => svc.listUsers(size, after)),
-    post: async (req, res) => {
-      res.status(201).json(await svc.createUser(scopeOf(res), body(req)));
+  // RBAC's families are served by their own entity service over their own store: they are no part of the
+  // configuration (no config version, no snapshot, no declarative document)
+  const entities = new EntityService(new ConfigStore(ctx.store.database, { versioned: false }));
+  const deps = { users: svc.users, roles: svc.roles, isAdminRoot, configTables: () => svc.configTables() };
+  const workspaces = entities.register(workspaceKind(deps));
+  const users = entities.register(userKind(deps));
+  const roles = entities.register(roleKind());
+  const admins = entities.register(adminKind(deps));
+  svc.mount({ entities, users, roles, admins, workspaces });
+  const permissions = new RolePermissions(svc);
+
+  // what a create records in its transaction: the entity's workspace and its creator's ownership
+  const record = (service: EntityService) =>
+    service.onCreated((trx, kind, entity, input) => svc.recordCreation(trx, kind.def.name, entity.id, scopeOfLocals(input.locals)));
+  record(ctx.entities);
+  record(entities);
+
+  const inRequestWorkspace = (res: Response) => ({ field: 'workspace', id: scopeOf(res).workspace.id });
+  // workspaces are served without a prefix, or under /default; Kong answers 404 under any other workspace
+  const inDefault = (res: Response) => {
+    if (scopeOf(res).workspace.name !== DEFAULT_WORKSPACE) throw Errors.notFound();
+  };
+  /** workspaces the caller may see: all without a caller or with any rule on workspace `*` (Kong 2024) */
+  const listedWorkspace = (res: Response, ws: Record<string, unknown>) => {
+    const rules = scopeOf(res).caller?.endpointRules;
+    return !rules || rules.has(WILDCARD) || rules.has(String(ws.name)) || rules.has(String(ws.id));
+  };
+
+  // PUT /rbac/roles names the role in its body: `id`, else `name`
+  add('/rbac/roles', {
+    put: async (req, res) => {
+      const b = body(req);
+      const key = typeof b.id === 'string' && b.id !== '' ? b.id : b.name;
+      if (typeof key !== 'string' || key === '') throw schemaViolation({ name: 'required field missing' });
+      const { entity, created } = await entities.upsertReporting(roles, key, writeInput(req, res), inRequestWorkspace(res));
+      res.status(created ? 201 : 200).json(entity);
     },
   });
-  add('/rbac/users/:user', {
-    get: async (req, res) => {
-      res.json(await svc.getUser(param(req, 'user')));
-    },
-    patch: async (req, res) => {
-      res.json(await svc.patchUser(param(req, 'user'), body(req)));
-    },
-    delete: async (req, res) => {
-      await svc.deleteUser(scopeOf(res), param(req, 'user'));
-      res.status(204).end();
-    },
-  });
-  add('/rbac/users/:user/roles', {
-    get: async (req, res) => {
-      res.json(await svc.getUserRoles(param(req, 'user')));
-    },
-    post: async (req, res) => {
-      res.status(201).json(await svc.addUserRoles(scopeOf(res), param(req, 'user'), body(req)));
-    },
-    delete: async (req, res) => {
-      await svc.deleteUserRoles(scopeOf(res), param(req, 'user'), rolesBody(req));
-      res.status(204).end();
-    },
-  });
+  const served = { entities, nested: false, catalogued: true };
+  ctx.mountEntity(users, { ...served, refParam: 'user' });
+  ctx.mountEntity(roles, { ...served, refParam: 'role', scope: inRequestWorkspace, putCreatedIs201: true });
+  ctx.mountEntity(workspaces, { ...served, refParam: 'workspace', guard: inDefault, listed: listedWorkspace, putCreatedIs201: true });
+  ctx.mountEntity(admins, { ...served, refParam: 'admin' });
+
+  // ── role grants ───────────────────────────────────────────────────────────
+  for (const [holder, path] of [['user', '/rbac/users/:user/roles'], ['admin', '/admins/:admin/roles']] as const) {
+    add(path, {
+      get: async (req, res) => {
+        res.json(holder === 'user' ? await permissions.getUserRoles(param(req, holder)) : await permissions.getAdminRoles(param(req, holder)));
+      },
+      post: async (req, res) => {
+        res.status(201).json(await permissions.addRoles(scopeOf(res), holder, param(req, holder), body(req)));
+      },
+      delete: async (req, res) => {
+        await permissions.removeRoles(scopeOf(res), holder, param(req, holder), rolesBody(req));
+        res.status(204).end();
+      },
+    });
+  }
   add('/rbac/users/:user/permissions', {
     get: async (req, res) => {
-      res.json(await svc.getUserPermissions(param(req, 'user')));
-    },
-  });
-
-  // ── roles ─────────────────────────────────────────────────────────────────
-  add('/rbac/roles', {
-    get: (req, res) => listed(req, res, (size, after) => svc.listRoles(scopeOf(res), size, after)),
-    post: async (req, res) => {
-      res.status(201).json(await svc.createRole(scopeOf(res), body(req)));
-    },
-    put: async (req, res) => {
-      const { created, role } = await svc.putRole(scopeOf(res), null, body(req));
-      res.status(created ? 201 : 200).json(role);
-    },
-  });
-  add('/rbac/roles/:role', {
-    get: async (req, res) => {
-      res.json(await svc.getRole(scopeOf(res), param(req, 'role')));
-    },
-    put: async (req, res) => {
-      const { created, role } = await svc.putRole(scopeOf(res), param(req, 'role'), body(req));
-      res.status(created ? 201 : 200).json(role);
-    },
-    patch: async (req, res) => {
-      res.json(await svc.patchRole(scopeOf(res), param(req, 'role'), body(req)));
-    },
-    delete: async (req, res) => {
-      await svc.deleteRole(scopeOf(res), param(req, 'role'));
-      res.status(204).end();
+      res.json(await permissions.getUserPermissions(param(req, 'user')));
     },
   });
   add('/rbac/roles/:role/permissions', {
     get: async (req, res) => {
-      res.json(await svc.getRolePermissions(scopeOf(res), param(req, 'role')));
+      res.json(await permissions.getRolePermissions(scopeOf(res), param(req, 'role')));
     },
   });
 
-  // ── role endpoint permissions ─────────────────────────────────────────────
-  add('/rbac/roles/:role/endpoints/permissions', {
-    get: async (req, res) => {
-      res.json(await svc.getRoleEndpointPermissions(scopeOf(res), param(req, 'role')));
-    },
-  });
-  add('/rbac/roles/:role/endpoints', {
-    get: async (req, res) => {
-      res.json({ data: await svc.listEndpoints(scopeOf(res), param(req, 'role')) });
-    },
-    post: async (req, res) => {
-      res.status(201).json(await svc.addEndpoint(scopeOf(res), param(req, 'role'), body(req)));
-    },
-  });
+  // ── role endpoint and entity permissions ──────────────────────────────────
+  for (const family of ['endpoints', 'entities'] as const) {
+    add(`/rbac/roles/:role/${family}/permissions`, {
+      get: async (req, res) => {
+        res.json((await permissions.getRolePermissions(scopeOf(res), param(req, 'role'), family))[family]);
+      },
+    });
+    add(`/rbac/roles/:role/${family}`, {
+      get: async (req, res) => {
+        const data = await permissions.listPermissions(scopeOf(res), family, param(req, 'role'));
+        res.json(family === 'entities' ? { data, next: null } : { data });
+      },
+      post: async (req, res) => {
+        const role = param(req, 'role');
+        res.status(201).json(family === 'endpoints' ? await permissions.addEndpoint(scopeOf(res), role, body(req)) : await permissions.addEntity(scopeOf(res), role, body(req)));
+      },
+    });
+  }
   // the endpoint follows the workspace with its own slashes and literal `*`; none at all is the endpoint `/`
-  const endpointOf = (req: Request) => `/${param(req, 'endpoint')}`;
-  const onePermission: Handlers = {
+  const onePermission = (family: 'endpoints' | 'entities', keyOf: (req: Request) => string[]): Handlers => ({
     get: async (req, res) => {
-      res.json(await svc.getEndpoint(scopeOf(res), param(req, 'role'), param(req, 'workspace'), endpointOf(req)));
+      res.json(await permissions.getPermission(scopeOf(res), family, param(req, 'role'), keyOf(req)));
     },
     patch: async (req, res) => {
-      res.json(await svc.patchEndpoint(scopeOf(res), param(req, 'role'), param(req, 'workspace'), endpointOf(req), body(req)));
+      res.json(await permissions.patchPermission(scopeOf(res), family, param(req, 'role'), keyOf(req), body(req)));
     },
     delete: async (req, res) => {
-      await svc.deleteEndpoint(scopeOf(res), param(req, 'role'), param(req, 'workspace'), endpointOf(req));
-      res.status(204).end();
-    },
-  };
-  add('/rbac/roles/:role/endpoints/:workspace', onePermission);
-  add('/rbac/roles/:role/endpoints/:workspace/*endpoint', onePermission);
-
-  // ── role entity permissions ───────────────────────────────────────────────
-  add('/rbac/roles/:role/entities/permissions', {
-    get: async (req, res) => {
-      res.json(await svc.getRoleEntityPermissions(scopeOf(res), param(req, 'role')));
-    },
-  });
-  add('/rbac/roles/:role/entities', {
-    get: async (req, res) => {
-      res.json({ data: await svc.listEntities(scopeOf(res), param(req, 'role')), next: null });
-    },
-    post: async (req, res) => {
-      res.status(201).json(await svc.addEntity(scopeOf(res), param(req, 'role'), body(req)));
-    },
-  });
-  add('/rbac/roles/:role/entities/:entity', {
-    get: async (req, res) => {
-      res.json(await svc.getEntity(scopeOf(res), param(req, 'role'), param(req, 'entity')));
-    },
-    patch: async (req, res) => {
-      res.json(await svc.patchEntity(scopeOf(res), param(req, 'role'), param(req, 'entity'), body(req)));
-    },
-    delete: async (req, res) => {
-      await svc.deleteEntity(scopeOf(res), param(req, 'role'), param(req, 'entity'));
+      await permissions.deletePermission(scopeOf(res), family, param(req, 'role'), keyOf(req));
       res.status(204).end();
     },
   });
-
-  // ── workspaces (without a prefix, or under /default; Kong answers 404 under any other workspace) ─────────────
-  const inDefault = (res: Response) => {
-    if (scopeOf(res).workspace.name !== DEFAULT_WORKSPACE) throw Errors.notFound();
-  };
-  add('/workspaces', {
-    get: (req, res) => {
-      inDefault(res);
-      return listed(req, res, (size, after) => svc.listWorkspaces(scopeOf(res), size, after));
-    },
-    post: async (req, res) => {
-      inDefault(res);
-      res.status(201).json(await svc.createWorkspace(body(req)));
-    },
-  });
-  add('/workspaces/:workspace', {
-    get: async (req, res) => {
-      inDefault(res);
-      res.json(await svc.getWorkspace(param(req, 'workspace')));
-    },
-    patch: async (req, res) => {
-      inDefault(res);
-      res.json(await svc.patchWorkspace(param(req, 'workspace'), body(req)));
-    },
-    put: async (req, res) => {
-      inDefault(res);
-      const { created, workspace } = await svc.putWorkspace(param(req, 'workspace'), body(req));
-      res.status(created ? 201 : 200).json(workspace);
-    },
-    delete: async (req, res) => {
-      inDefault(res);
-      await svc.deleteWorkspace(param(req, 'workspace'));
-      res.status(204).end();
-    },
-  });
-
-  // ── admins ────────────────────────────────────────────────────────────────
-  add('/admins', {
-    get: (req, res) => listed(req, res, (size, after) => svc.listAdmins(size, after)),
-    post: async (req, res) => {
-      res.status(201).json(await svc.createAdmin(scopeOf(res), body(req)));
-    },
-  });
-  add('/admins/:admin', {
-    get: async (req, res) => {
-      res.json(await svc.getAdmin(param(req, 'admin')));
-    },
-    patch: async (req, res) => {
-      res.json(await svc.patchAdmin(param(req, 'admin'), body(req)));
-    },
-    delete: async (req, res) => {
-      await svc.deleteAdmin(scopeOf(res), param(req, 'admin'));
-      res.status(204).end();
-    },
-  });
-  add('/admins/:admin/roles', {
-    get: async (req, res) => {
-      res.json(await svc.getAdminRoles(param(req, 'admin')));
-    },
-    post: async (req, res) => {
-      res.status(201).json(await svc.addAdminRoles(scopeOf(res), param(req, 'admin'), body(req)));
-    },
-    delete: async (req, res) => {
-      await svc.deleteAdminRoles(scopeOf(res), param(req, 'admin'), rolesBody(req));
-      res.status(204).end();
-    },
-  });
+  const endpointKey = (req: Request) => [param(req, 'workspace'), req.params.endpoint === undefined ? '/' : `/${param(req, 'endpoint')}`];
+  add('/rbac/roles/:role/endpoints/:workspace', onePermission('endpoints', endpointKey));
+  add('/rbac/roles/:role/endpoints/:workspace/*endpoint', onePermission('endpoints', endpointKey));
+  add('/rbac/roles/:role/entities/:entity', onePermission('entities', (req) => [param(req, 'entity')]));
 }

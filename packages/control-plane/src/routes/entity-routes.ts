@@ -3,11 +3,31 @@ import { Errors } from '@gatehouse/core';
 import { param, sendList, writeInput, type AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
 import { shownTo } from '../http/private-material';
-import type { ListResult, Scope } from '../service/entity-service';
+import type { EntityService, ListResult, Scope } from '../service/entity-service';
 import { parseListQuery } from '../service/paging';
 
 function shownListTo(res: Response, kind: EntityKind, result: ListResult): ListResult {
   return { ...result, data: result.data.map((entity) => shownTo(res, kind, entity)) };
+}
+
+/** How a family departs from Kong's generated endpoints (RBAC's own families). */
+export interface EntityRouteOptions {
+  /** the service the kind is registered with; default the admin context's */
+  entities?: EntityService;
+  /** the scope every top-level operation runs in (RBAC roles: the request's workspace) */
+  scope?: (res: Response) => Scope | undefined;
+  /** checks run before every operation (workspaces are served only outside workspace prefixes) */
+  guard?: (res: Response) => void;
+  /** rows of a listing the caller may see (workspaces: those its rules name) */
+  listed?: (res: Response, entity: Record<string, unknown>) => boolean;
+  /** PUT answers 201 when it created the entity */
+  putCreatedIs201?: boolean;
+  /** mount the nested and parent-reference routes of the foreign keys; default true */
+  nested?: boolean;
+  /** the name of the path parameter of one entity (`/rbac/users/:user`); default `ref` */
+  refParam?: string;
+  /** documented by the catalogue of custom routes (openapi/docs/) rather than from the kind's definition */
+  catalogued?: boolean;
 }
 
 /**
@@ -19,9 +39,18 @@ function shownListTo(res: Response, kind: EntityKind, result: ListResult): ListR
  *   /{parents}/{p}/{children}/{c}     GET, PUT, PATCH, DELETE (404 when absent or another parent's)
  *   /{children}/{c}/{field}           GET the referenced parent
  */
-export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
-  const { entities, resources } = ctx;
+export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: EntityRouteOptions = {}): void {
+  const { resources } = ctx;
+  const entities = options.entities ?? ctx.entities;
   const base = `/${kind.def.adminPath}`;
+  const refName = options.refParam ?? 'ref';
+  const docs = (shape: 'collection' | 'one') => (options.catalogued ? undefined : { entity: kind.def.name, shape });
+  const scopeOf = (res: Response): Scope | undefined => {
+    options.guard?.(res);
+    return options.scope?.(res);
+  };
+  const listedTo = (res: Response, result: ListResult): ListResult =>
+    options.listed ? { ...result, data: result.data.filter((e) => options.listed!(res, e)) } : result;
 
   const filtersOf = (req: Request): Record<string, string> | undefined => {
     const filters: Record<string, string> = {};
@@ -34,34 +63,40 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
 
   resources.add(base, {
     get: async (req, res) => {
+      const scope = scopeOf(res);
       const q = parseListQuery(req.query);
-      sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, undefined, filtersOf(req))));
+      sendList(req, res, q, shownListTo(res, kind, listedTo(res, await entities.list(kind, q, scope, filtersOf(req)))));
     },
     post: async (req, res) => {
-      res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res))));
+      const scope = scopeOf(res);
+      res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), scope)));
     },
-  }, { entity: kind.def.name, shape: 'collection' });
-  resources.add(`${base}/:ref`, {
+  }, docs('collection'));
+  resources.add(`${base}/:${refName}`, {
     get: async (req, res) => {
-      res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'))));
+      res.json(shownTo(res, kind, await entities.get(kind, param(req, refName), scopeOf(res))));
     },
     put: async (req, res) => {
-      res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res))));
+      const { entity, created } = await entities.upsertReporting(kind, param(req, refName), writeInput(req, res), scopeOf(res));
+      res.status(created && options.putCreatedIs201 ? 201 : 200).json(shownTo(res, kind, entity));
     },
     patch: async (req, res) => {
-      res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res))));
+      res.json(shownTo(res, kind, await entities.patch(kind, param(req, refName), writeInput(req, res), scopeOf(res))));
     },
     delete: async (req, res) => {
-      await entities.remove(kind, param(req, 'ref'));
+      const ref = param(req, refName);
+      const removed = await entities.remove(kind, ref, scopeOf(res), writeInput(req, res));
+      if (!removed && kind.deleteMissingIsNotFound) throw entities.notFound(kind, ref);
       res.status(204).end();
     },
-  }, { entity: kind.def.name, shape: 'one' });
+  }, docs('one'));
 
+  if (options.nested === false) return;
   for (const fk of kind.def.foreignKeys) {
     const parent = entities.kind(fk.entity);
     const segment = kind.nestedPaths?.[fk.entity] ?? kind.def.adminPath;
     const nested = `/${parent.def.adminPath}/:parent/${segment}`;
-    const scopeOf = async (req: Request): Promise<Scope> => {
+    const parentScope = async (req: Request): Promise<Scope> => {
       const found = await entities.find(parent, param(req, 'parent'));
       if (!found) throw Errors.notFound();
       return { field: fk.field, id: found.id };
@@ -70,24 +105,24 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind): void {
     resources.add(nested, {
       get: async (req, res) => {
         const q = parseListQuery(req.query);
-        sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, await scopeOf(req))));
+        sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, await parentScope(req))));
       },
       post: async (req, res) => {
-        res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), await scopeOf(req))));
+        res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), await parentScope(req))));
       },
     }, { entity: kind.def.name, shape: 'nested-collection', parent: parent.def.name });
     resources.add(`${nested}/:ref`, {
       get: async (req, res) => {
-        res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'), await scopeOf(req))));
+        res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'), await parentScope(req))));
       },
       put: async (req, res) => {
-        res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res), await scopeOf(req))));
+        res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res), await parentScope(req))));
       },
       patch: async (req, res) => {
-        res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res), await scopeOf(req))));
+        res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res), await parentScope(req))));
       },
       delete: async (req, res) => {
-        if (!(await entities.remove(kind, param(req, 'ref'), await scopeOf(req)))) throw Errors.notFound();
+        if (!(await entities.remove(kind, param(req, 'ref'), await parentScope(req)))) throw Errors.notFound();
         res.status(204).end();
       },
     }, { entity: kind.def.name, shape: 'nested-one', parent: parent.def.name });

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { EntityDefinition } from '@gatehouse/core';
-import type { Executor, StoredEntity } from '../store/entity-repository';
+import type { Executor, PageQuery, StoredEntity } from '../store/entity-repository';
+import type { WriteInput } from './entity-service';
 
 /** What a kind's hooks may look at while an entity is written. */
 export interface WriteContext {
@@ -9,6 +10,10 @@ export interface WriteContext {
   previous: StoredEntity | null;
   /** what `prepare` hands on to `afterWrite` (e.g. a certificate's `snis` shorthand) */
   carry?: Record<string, unknown>;
+  /** the request's input as given (body, and what the admin middleware learned), when the write comes from one */
+  input?: WriteInput;
+  /** fields added to this write's response only, never stored (a generated token, shown once) */
+  reply?: Record<string, unknown>;
 }
 
 /**
@@ -43,7 +48,22 @@ export interface EntityKind {
   normalizeKey?(ref: string): string;
   /** the endpoint key is unique only under the parent of the scope (targets), so lookups by key need one */
   keyUniqueInScope?: boolean;
+  /** rows another family owns and serves answer a plain 404 through this one (an admin's RBAC user) */
+  hides?(entity: StoredEntity, ex: Executor): Promise<boolean>;
+  /** what listings leave out, besides scope and filters (a user's default role) */
+  listExcludes?: Pick<PageQuery, 'jsonEquals' | 'notReferencedBy'>;
+  /** the error for a ref that names nothing; default Kong's `Not found` */
+  notFound?(ref: string): Error;
+  /** DELETE of an absent entity answers 404 instead of Kong's usual 204 */
+  deleteMissingIsNotFound?: boolean;
+  /** runs in the delete's transaction before the row goes; throw to refuse */
+  beforeDelete?(entity: StoredEntity, ctx: WriteContext): Promise<void>;
+  /** runs in the delete's transaction once the row is gone (what the entity owned alone) */
+  afterDelete?(entity: StoredEntity, ctx: WriteContext): Promise<void>;
 }
+
+/** Runs in the transaction of every POST create, once the entity is stored (RBAC: ownership, workspace records). */
+export type CreationHook = (trx: Executor, kind: EntityKind, entity: StoredEntity, input: WriteInput) => Promise<void>;
 
 export function plainKind(def: EntityDefinition): EntityKind {
   return { def };

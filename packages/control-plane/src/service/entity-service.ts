@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { coerceInput, Errors, schemaViolation, validateWith } from '@gatehouse/core';
 import type { ConfigStore } from '../store/config-store';
 import type { Executor, StoredEntity } from '../store/entity-repository';
-import type { EntityKind, WriteContext } from './entity-kind';
+import type { CreationHook, EntityKind, WriteContext } from './entity-kind';
 import { mergeBySchema, orderBySchema } from './merge';
 import type { ListQuery } from './paging';
 import { encodeOffset } from './paging';
@@ -20,6 +20,10 @@ export interface WriteInput {
   body: Record<string, unknown>;
   /** the body came as form fields (strings): coerce them by the schema, '' becomes null */
   form?: boolean;
+  /** what the admin request's middleware learned (its workspace, its caller), for the kinds' hooks */
+  locals?: Record<string, unknown>;
+  /** filled by the kinds' hooks with fields shown once in the response (WriteContext.reply) */
+  reply?: Record<string, unknown>;
 }
 
 export interface ListResult {
@@ -44,6 +48,7 @@ function inScope(entity: StoredEntity, scope?: Scope): boolean {
  */
 export class EntityService {
   private readonly kinds = new Map<string, EntityKind>();
+  private readonly creationHooks: CreationHook[] = [];
 
   constructor(readonly store: ConfigStore) {}
 
@@ -63,6 +68,15 @@ export class EntityService {
     return [...this.kinds.values()];
   }
 
+  /** adds a hook run in the transaction of every POST create (its failure rolls the create back) */
+  onCreated(hook: CreationHook): void {
+    this.creationHooks.push(hook);
+  }
+
+  notFound(kind: EntityKind, ref: string): Error {
+    return kind.notFound ? kind.notFound(ref) : Errors.notFound();
+  }
+
   present(kind: EntityKind, entity: StoredEntity): Record<string, unknown> {
     const ordered = orderBySchema(this.schemaFor(kind, entity), entity) as StoredEntity;
     return kind.present ? kind.present(ordered) : ordered;
@@ -70,7 +84,7 @@ export class EntityService {
 
   // ── reads ────────────────────────────────────────────────────────────────
 
-  /** by id when `ref` is a UUID, else by the endpoint key; null when absent or outside the scope */
+  /** by id when `ref` is a UUID, else by the endpoint key; null when absent or outside the scope (404 when hidden) */
   async find(kind: EntityKind, ref: string, scope?: Scope, ex: Executor = this.store.db): Promise<StoredEntity | null> {
     const repo = this.store.repo(kind.def.name);
     let entity: StoredEntity | null;
@@ -80,12 +94,15 @@ export class EntityService {
       if (kind.keyUniqueInScope && !scope) return null;
       entity = await repo.findByField(ex, kind.def.endpointKey, key, scope ? { [scope.field]: scope.id } : undefined);
     } else throw invalidPrimaryKey(ref);
-    return entity && inScope(entity, scope) ? entity : null;
+    if (!entity || !inScope(entity, scope)) return null;
+    // a row another family serves exists, but not here: Kong's plain 404, whatever the kind says of absent ones
+    if (kind.hides && (await kind.hides(entity, ex))) throw Errors.notFound();
+    return entity;
   }
 
   async get(kind: EntityKind, ref: string, scope?: Scope): Promise<Record<string, unknown>> {
     const entity = await this.find(kind, ref, scope);
-    if (!entity) throw Errors.notFound();
+    if (!entity) throw this.notFound(kind, ref);
     return this.presentOne(kind, entity);
   }
 
@@ -106,6 +123,7 @@ export class EntityService {
       tagsAny: q.tagsAny,
       foreign: scope ? { [scope.field]: scope.id } : undefined,
       equals,
+      ...kind.listExcludes,
     });
     const data = page.items.map((e) => this.present(kind, e));
     if (kind.expand && data.length > 0) await kind.expand(data, this.store.db);
@@ -114,38 +132,60 @@ export class EntityService {
 
   // ── writes (one transaction each) ────────────────────────────────────────
 
+  /** a create; the creation hooks run in its transaction */
   async create(kind: EntityKind, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
-    const entity = await this.store.write((trx) => this.createIn(trx, kind, input, scope));
-    return this.presentOne(kind, entity);
+    const given = { ...input, reply: {} };
+    const entity = await this.store.write((trx) => this.createIn(trx, kind, given, scope), {
+      inTransaction: async (trx, created) => {
+        for (const hook of this.creationHooks) await hook(trx, kind, created, given);
+      },
+    });
+    return { ...(await this.presentOne(kind, entity)), ...given.reply };
   }
 
   /** PATCH: 404 when absent */
   async patch(kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
+    const given = { ...input, reply: {} };
     const entity = await this.store.write(async (trx) => {
       const existing = await this.find(kind, ref, scope, trx);
-      if (!existing) throw Errors.notFound();
-      return this.patchIn(trx, kind, existing, input, scope);
+      if (!existing) throw this.notFound(kind, ref);
+      return this.patchIn(trx, kind, existing, given, scope);
     });
-    return this.presentOne(kind, entity);
+    return { ...(await this.presentOne(kind, entity)), ...given.reply };
   }
 
   /** PUT: replaces the entity named by `ref` (id or endpoint key), or creates it */
   async upsert(kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
-    const entity = await this.store.write((trx) => this.upsertIn(trx, kind, ref, input, scope));
-    return this.presentOne(kind, entity);
+    return (await this.upsertReporting(kind, ref, input, scope)).entity;
+  }
+
+  /** PUT, telling whether it created the entity (families that answer 201 then) */
+  async upsertReporting(kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<{ entity: Record<string, unknown>; created: boolean }> {
+    const given = { ...input, reply: {} };
+    const { entity, created } = await this.store.write((trx) => this.upsertWith(trx, kind, ref, given, scope));
+    return { entity: { ...(await this.presentOne(kind, entity)), ...given.reply }, created };
   }
 
   /** false when there was nothing to delete (no version bump then) */
-  async remove(kind: EntityKind, ref: string, scope?: Scope): Promise<boolean> {
+  async remove(kind: EntityKind, ref: string, scope?: Scope, input?: WriteInput): Promise<boolean> {
     const existing = await this.find(kind, ref, scope);
     if (!existing) return false;
-    return this.store.write((trx) => this.store.repo(kind.def.name).delete(trx, existing.id));
+    return this.store.write((trx) => this.deleteIn(trx, kind, existing, input));
+  }
+
+  /** the delete with the kind's hooks around it */
+  private async deleteIn(trx: Executor, kind: EntityKind, existing: StoredEntity, input?: WriteInput): Promise<boolean> {
+    const ctx: WriteContext = { trx, previous: existing, input };
+    await kind.beforeDelete?.(existing, ctx);
+    const removed = await this.store.repo(kind.def.name).delete(trx, existing.id);
+    if (removed) await kind.afterDelete?.(existing, ctx);
+    return removed;
   }
 
   // ── the same, inside a caller's transaction (composite writes such as legacy /apis) ──
 
   async createIn(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
-    const ctx: WriteContext = { trx, previous: null };
+    const ctx: WriteContext = { trx, previous: null, input, reply: input.reply };
     const entity = await this.buildNew(trx, kind, input, scope, ctx);
     await this.store.repo(kind.def.name).insert(trx, entity);
     await kind.afterWrite?.(entity, ctx);
@@ -156,7 +196,7 @@ export class EntityService {
    * everything a create does but the insert and the kind's afterWrite: the stored form of a new entity (bulk writes
    * insert many at once; a declarative document gives what afterWrite would derive, such as SNIs, as entities itself)
    */
-  async buildNew(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope, ctx: WriteContext = { trx, previous: null }): Promise<StoredEntity> {
+  async buildNew(trx: Executor, kind: EntityKind, input: WriteInput, scope?: Scope, ctx: WriteContext = { trx, previous: null, input }): Promise<StoredEntity> {
     const body = await this.readInput(trx, kind, input, null);
     if (scope) body[scope.field] = { id: scope.id };
     const time = now();
@@ -175,7 +215,7 @@ export class EntityService {
     candidate.id = existing.id;
     candidate.created_at = existing.created_at;
     if (kind.def.updatedAt) candidate.updated_at = now();
-    const ctx: WriteContext = { trx, previous: existing };
+    const ctx: WriteContext = { trx, previous: existing, input, reply: input.reply };
     const entity = await this.validate(kind, candidate, ctx);
     await this.store.repo(kind.def.name).replace(trx, entity);
     await kind.afterWrite?.(entity, ctx);
@@ -183,11 +223,18 @@ export class EntityService {
   }
 
   async upsertIn(trx: Executor, kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
+    return (await this.upsertWith(trx, kind, ref, input, scope)).entity;
+  }
+
+  private async upsertWith(trx: Executor, kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<{ entity: StoredEntity; created: boolean }> {
     const byId = isUuid(ref);
     if (!byId && !kind.def.endpointKey) throw invalidPrimaryKey(ref);
     const repo = this.store.repo(kind.def.name);
-    const existing = byId ? await repo.findById(trx, ref) : await repo.findByField(trx, kind.def.endpointKey!, ref);
-    if (existing && !inScope(existing, scope)) throw Errors.notFound();
+    // a key unique only under its parent (a role's name in its workspace) is looked up there
+    const foreign = scope && kind.keyUniqueInScope ? { [scope.field]: scope.id } : undefined;
+    const existing = byId ? await repo.findById(trx, ref) : await repo.findByField(trx, kind.def.endpointKey!, ref, foreign);
+    if (existing && !inScope(existing, scope)) throw this.notFound(kind, ref);
+    if (existing && kind.hides && (await kind.hides(existing, trx))) throw Errors.notFound();
     const body = await this.readInput(trx, kind, input, null);
     // the URL (id or endpoint key) and the stored row win over these, but what the body says of them must be valid
     checkOverriddenFields(this.schemaFor(kind, body), body, kind.def.endpointKey ? [...GENERATED_FIELDS, kind.def.endpointKey] : GENERATED_FIELDS);
@@ -202,18 +249,18 @@ export class EntityService {
       created_at: existing?.created_at ?? body.created_at ?? time,
     };
     if (kind.def.updatedAt) candidate.updated_at = time;
-    const ctx: WriteContext = { trx, previous: existing };
+    const ctx: WriteContext = { trx, previous: existing, input, reply: input.reply };
     const entity = await this.validate(kind, candidate, ctx);
     if (existing) await repo.replace(trx, entity);
     else await repo.insert(trx, entity);
     await kind.afterWrite?.(entity, ctx);
-    return entity;
+    return { entity, created: !existing };
   }
 
   async removeIn(trx: Executor, kind: EntityKind, ref: string, scope?: Scope): Promise<boolean> {
     const existing = await this.find(kind, ref, scope, trx);
     if (!existing) return false;
-    return this.store.repo(kind.def.name).delete(trx, existing.id);
+    return this.deleteIn(trx, kind, existing);
   }
 
   /** the checks of a create without writing (Kong's POST /schemas/{entity}/validate) */

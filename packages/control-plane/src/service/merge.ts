@@ -6,13 +6,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** the object schema under optional/nullable/default wrappers, or null when the field is not a record */
 function objectSchemaOf(schema: z.ZodType | undefined): z.ZodObject | null {
-  let current: any = schema;
+  let current: z.core.$ZodType | undefined = schema;
   for (let depth = 0; current && depth < 10; depth++) {
-    const def = current._zod?.def;
+    const def: z.core.$ZodTypeDef | undefined = current._zod?.def;
     if (!def) return null;
     if (def.type === 'object') return current as z.ZodObject;
-    if (def.innerType) current = def.innerType;
-    else if (def.type === 'pipe') current = def.in;
+    if ('innerType' in def) current = def.innerType as z.core.$ZodType;
+    else if (def.type === 'pipe') current = (def as z.core.$ZodPipeDef).in;
     else return null;
   }
   return null;

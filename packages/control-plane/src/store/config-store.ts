@@ -11,6 +11,16 @@ export interface ConfigStoreOptions {
    */
   onCommitted?: (version: number) => void | Promise<void>;
   log?: (message: string, err?: unknown) => void;
+  /**
+   * false for a store of entities that are no part of the configuration (RBAC's families): its writes bump no
+   * config version and report nothing; default true
+   */
+  versioned?: boolean;
+}
+
+export interface WriteOptions<T> {
+  /** runs after `work`, in its transaction, with its result; a failure rolls the whole write back */
+  inTransaction?: (trx: Executor, result: T) => Promise<void>;
 }
 
 /**
@@ -54,15 +64,19 @@ export class ConfigStore {
     return [...this.repos.keys()];
   }
 
-  /** Runs `work` in one transaction, bumps the config version in it, then calls onCommitted. */
-  async write<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in one transaction, then `options.inTransaction` (records that must commit with what `work` wrote,
+   * or not at all: ownership grants, workspace records), bumps the config version in it, then calls onCommitted.
+   */
+  async write<T>(work: (trx: Executor) => Promise<T>, options: WriteOptions<T> = {}): Promise<T> {
     let version = 0;
     const result = await this.db.transaction().execute(async (trx) => {
       const out = await work(trx);
-      version = await bumpVersion(trx);
+      await options.inTransaction?.(trx, out);
+      if (this.options.versioned !== false) version = await bumpVersion(trx);
       return out;
     });
-    if (this.options.onCommitted) {
+    if (this.options.onCommitted && this.options.versioned !== false) {
       try {
         await this.options.onCommitted(version);
       } catch (err) {

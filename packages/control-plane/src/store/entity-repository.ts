@@ -1,12 +1,14 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { EntityDefinition } from '@gatehouse/core';
 import { columnOf, tableSpec, type TableSpec } from '../db/entity-tables';
 import type { SqlErrorMapper } from '../db/sql-errors';
 
-/** A database handle or an open transaction: repositories work with either. */
-export type Executor = Kysely<any>;
+import type { Db, StoredEntity } from '../db/tables';
 
-export type StoredEntity = Record<string, unknown> & { id: string; created_at: number };
+export type { StoredEntity };
+
+/** A database handle or an open transaction: repositories work with either. */
+export type Executor = Db;
 
 export interface PageQuery {
   size: number;
@@ -20,6 +22,10 @@ export interface PageQuery {
   foreign?: Record<string, string>;
   /** equality on fields that have a column (unique fields), e.g. { custom_id: 'abc' } */
   equals?: Record<string, string>;
+  /** equality on stored fields that have no column, e.g. { is_default: false } */
+  jsonEquals?: Record<string, unknown>;
+  /** leaves out rows that a row of another table references, e.g. { table: 'admins', column: 'rbac_user_id' } */
+  notReferencedBy?: { table: string; column: string };
 }
 
 export interface Page {
@@ -42,8 +48,8 @@ export class EntityRepository {
     this.spec = tableSpec(def);
   }
 
-  private columns(entity: StoredEntity): Record<string, unknown> {
-    const row: Record<string, unknown> = {
+  private columns(entity: StoredEntity): Record<string, string | number | null | RawBuilder<unknown>> {
+    const row: Record<string, string | number | null | RawBuilder<unknown>> = {
       id: entity.id,
       created_at: entity.created_at,
       entity: sql`${JSON.stringify(entity)}::jsonb`,
@@ -99,7 +105,7 @@ export class EntityRepository {
 
   async findById(ex: Executor, id: string): Promise<StoredEntity | null> {
     const row = await ex.selectFrom(this.def.name).select('entity').where('id', '=', id).executeTakeFirst();
-    return row ? (row.entity as StoredEntity) : null;
+    return row ? row.entity : null;
   }
 
   /** lookup by a unique field (the endpoint key) or a foreign id, optionally among one parent's children */
@@ -114,7 +120,7 @@ export class EntityRepository {
     const row = hasColumn
       ? await query.where(column, '=', value).executeTakeFirst()
       : await query.where(sql<string>`entity ->> ${field}`, '=', value).executeTakeFirst();
-    return row ? (row.entity as StoredEntity) : null;
+    return row ? row.entity : null;
   }
 
   async page(ex: Executor, q: PageQuery): Promise<Page> {
@@ -125,11 +131,18 @@ export class EntityRepository {
       if (!this.spec.plainColumns.includes(field)) throw new Error(`entity ${this.def.name}: no column for filter ${field}`);
       query = value.includes('\u0000') ? query.where(sql<boolean>`false`) : query.where(field, '=', value);
     }
+    for (const [field, value] of Object.entries(q.jsonEquals ?? {})) {
+      query = query.where(sql<boolean>`entity -> ${field} = ${JSON.stringify(value)}::jsonb`);
+    }
+    if (q.notReferencedBy) {
+      const { table, column } = q.notReferencedBy;
+      query = query.where(sql<boolean>`not exists (select 1 from ${sql.table(table)} r where r.${sql.ref(column)} = ${sql.table(this.def.name)}.id)`);
+    }
     if (q.tagsAll?.length) query = query.where(sql<boolean>`entity -> 'tags' ?& array[${sql.join(q.tagsAll)}]::text[]`);
     if (q.tagsAny?.length) query = query.where(sql<boolean>`entity -> 'tags' ?| array[${sql.join(q.tagsAny)}]::text[]`);
     const rows = await query.execute();
     const more = rows.length > q.size;
-    const items = rows.slice(0, q.size).map((r) => r.entity as StoredEntity);
+    const items = rows.slice(0, q.size).map((r) => r.entity);
     return { items, next: more ? String(items[items.length - 1]!.id) : null };
   }
 
@@ -137,6 +150,6 @@ export class EntityRepository {
   async all(ex: Executor, foreign?: Record<string, string>): Promise<StoredEntity[]> {
     let query = ex.selectFrom(this.def.name).select('entity').orderBy('id');
     for (const [field, id] of Object.entries(foreign ?? {})) query = query.where(columnOf(this.def, field), '=', id);
-    return (await query.execute()).map((r) => r.entity as StoredEntity);
+    return (await query.execute()).map((r) => r.entity);
   }
 }

@@ -47,7 +47,7 @@ async function sniNamesOf(ex: Executor, certificateIds: string[]): Promise<Map<s
   for (const row of rows) {
     const id = String(row.certificate_id);
     const list = names.get(id) ?? [];
-    list.push(String((row.entity as { name: unknown }).name));
+    list.push(String(row.entity.name));
     names.set(id, list);
   }
   for (const list of names.values()) list.sort();

@@ -14,3 +14,4 @@ export * from './certificates';
 export * from './snis';
 export * from './ca-certificates';
 export * from './vaults';
+export * from './rbac';

@@ -29,22 +29,23 @@ export function coerceInput(schema: AnySchema, input: unknown, options: CoerceOp
         return toNumber(value);
       case 'literal':
       case 'enum':
-        return toChoice(def.type === 'enum' ? Object.values(def.entries) : def.values, value);
+        return toChoice(def.type === 'enum' ? Object.values(def.entries ?? {}) : (def.values ?? []), value);
       case 'array': {
-        if (isPlainObject(value)) return value;
+        const element = def.element;
+        if (isPlainObject(value) || !element) return value;
         const list = Array.isArray(value) ? value : [value];
-        return list.map((element) => coerce(def.element, element));
+        return list.map((item) => coerce(element, item));
       }
       case 'tuple': {
         if (!Array.isArray(value)) return value;
         return value.map((element, i) => {
-          const item = (def.items as AnySchema[])[i] ?? def.rest;
+          const item = def.items?.[i] ?? def.rest;
           return item ? coerce(item, element) : element;
         });
       }
       case 'object': {
         if (!isPlainObject(value)) return value;
-        const shape = def.shape as Record<string, AnySchema>;
+        const shape = def.shape ?? {};
         const catchall = catchallOf(def);
         const out: Record<string, unknown> = {};
         for (const [key, fieldValue] of Object.entries(value)) {
@@ -55,13 +56,14 @@ export function coerceInput(schema: AnySchema, input: unknown, options: CoerceOp
       }
       case 'record': {
         // an open record (a plugin's config before its schema is known) is left to the schema that knows it
-        if (!isPlainObject(value) || isOpenRecord(inner)) return value;
+        const valueType = def.valueType;
+        if (!isPlainObject(value) || isOpenRecord(inner) || !valueType) return value;
         const out: Record<string, unknown> = {};
-        for (const [key, fieldValue] of Object.entries(value)) defineField(out, key, coerce(def.valueType, fieldValue));
+        for (const [key, fieldValue] of Object.entries(value)) defineField(out, key, coerce(valueType, fieldValue));
         return out;
       }
       case 'intersection':
-        return coerce(def.right, coerce(def.left, value));
+        return def.left && def.right ? coerce(def.right, coerce(def.left, value)) : value;
       case 'union': {
         // the first member that accepts the coerced value decides; if none does, the value is left for validation
         for (const option of def.options as AnySchema[]) {

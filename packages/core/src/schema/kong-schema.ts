@@ -131,9 +131,9 @@ export function kongFieldOf(schema: AnySchema, hints: { set?: boolean; element?:
   } else if (def.type === 'array') {
     field.type = hints.set ? 'set' : 'array';
     describeLength(inner, field);
-    field.elements = kongFieldOf(def.element, { element: true });
+    if (def.element) field.elements = kongFieldOf(def.element, { element: true });
   } else if (def.type === 'record' || def.type === 'map') {
-    if (isOpenRecord(inner)) {
+    if (isOpenRecord(inner) || !def.keyType || !def.valueType) {
       Object.assign(field, { type: 'record', abstract: true, fields: [] });
       delete field.default;
     } else {
@@ -185,9 +185,10 @@ function isForeignRef(schema: AnySchema): boolean {
   const inner = unwrap(schema).schema;
   const def = defOf(inner);
   if (def.type !== 'object') return false;
-  const keys = Object.keys(def.shape);
-  if (keys.length !== 1 || keys[0] !== 'id') return false;
-  const id = unwrap(def.shape.id).schema;
+  const shape = def.shape ?? {};
+  const keys = Object.keys(shape);
+  if (keys.length !== 1 || !shape.id) return false;
+  const id = unwrap(shape.id).schema;
   return stringFormats(id).some((f) => f.format === 'uuid' || f.format === 'guid');
 }
 

@@ -61,38 +61,59 @@ export function kongErrorMap(root: AnySchema): z.core.$ZodErrorMap {
   return (issue) => kongMessage(issue, root);
 }
 
+/** The fields of zod's issues that Kong's messages are made from (each issue code carries some of them). */
+interface IssueFields {
+  code?: string;
+  path?: PropertyKey[];
+  input?: unknown;
+  expected?: string;
+  origin?: string;
+  exact?: boolean;
+  minimum?: unknown;
+  maximum?: unknown;
+  inclusive?: boolean;
+  format?: string;
+  prefix?: string;
+  suffix?: string;
+  includes?: string;
+  values?: unknown[];
+  errors?: z.core.$ZodIssue[][];
+  divisor?: unknown;
+  issues?: z.core.$ZodIssue[];
+}
+
 function kongMessage(issue: z.core.$ZodRawIssue, root: AnySchema): string | undefined {
-  const iss = issue as z.core.$ZodRawIssue & Record<string, any>;
+  const iss: IssueFields = issue;
   // issues inside a union branch carry paths relative to the union, so the field is only known at the top
   const field = iss.path ? schemaAt(root, iss.path) : undefined;
   const inner = field ? unwrap(field).schema : undefined;
   switch (iss.code) {
     case 'invalid_type':
       if (iss.input === undefined || iss.input === null) return 'required field missing';
-      return typeMessage(inner, iss.expected);
+      return typeMessage(inner, String(iss.expected));
     case 'too_small':
     case 'too_big':
       if (iss.origin === 'number' || iss.origin === 'bigint') return rangeMessage(inner, iss);
-      if (iss.exact) return `length must be ${iss.minimum ?? iss.maximum}`;
-      return iss.code === 'too_small' ? `length must be at least ${iss.minimum}` : `length must be at most ${iss.maximum}`;
+      if (iss.exact) return `length must be ${String(iss.minimum ?? iss.maximum)}`;
+      return iss.code === 'too_small' ? `length must be at least ${String(iss.minimum)}` : `length must be at most ${String(iss.maximum)}`;
     case 'invalid_format':
       return formatMessage(iss);
     case 'invalid_value': {
       // Kong checks the type before `one_of`; zod's enums skip straight to the values
-      const values = iss.values as unknown[];
+      const values = iss.values ?? [];
       if (iss.input === undefined || iss.input === null) return 'required field missing';
       if (values.length > 0 && !values.some((v) => typeof v === typeof iss.input)) return typeMessage(inner, typeof values[0]);
       return choiceMessage(values);
     }
     case 'invalid_union':
-      return unionMessage(iss.errors as z.core.$ZodIssue[][], inner, iss.input);
+      return unionMessage(iss.errors ?? [], inner, iss.input);
     case 'unrecognized_keys':
       return 'unknown field';
     case 'not_multiple_of':
-      return `value must be a multiple of ${iss.divisor}`;
+      return `value must be a multiple of ${String(iss.divisor)}`;
     case 'invalid_key':
     case 'invalid_element':
-      return (iss.issues as z.core.$ZodIssue[] | undefined)?.[0]?.message ?? `invalid value: ${show(iss.input)}`;
+      return iss.issues?.[0]?.message ?? `invalid value: ${show(iss.input)}`;
     case 'custom':
       return `failed validating: ${show(iss.input)}`;
     default:
@@ -131,7 +152,7 @@ function typeMessage(field: AnySchema | undefined, expected: string): string {
   return TYPE_MESSAGES[expected] ?? `expected ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`;
 }
 
-function rangeMessage(field: AnySchema | undefined, iss: Record<string, any>): string {
+function rangeMessage(field: AnySchema | undefined, iss: IssueFields): string {
   const bounds = field && defOf(field).type === 'number' ? numberBounds(field) : undefined;
   const min = bounds?.min ?? (iss.code === 'too_small' ? Number(iss.minimum) : undefined);
   const max = bounds?.max ?? (iss.code === 'too_big' ? Number(iss.maximum) : undefined);
@@ -143,7 +164,7 @@ function rangeMessage(field: AnySchema | undefined, iss: Record<string, any>): s
   return `value must be at least ${min}`;
 }
 
-function formatMessage(iss: Record<string, any>): string {
+function formatMessage(iss: IssueFields): string {
   switch (iss.format) {
     case 'uuid':
     case 'guid':
@@ -169,7 +190,7 @@ function unionMessage(branches: z.core.$ZodIssue[][], field: AnySchema | undefin
   const onlyChoices = branches.length > 0 && branches.every((b) => b.length === 1 && b[0].code === 'invalid_value' && b[0].path.length === 0);
   if (choices && choices.length > 0 && onlyChoices && !choices.some((c) => typeof c === typeof input)) return typeMessage(field, typeof choices[0]);
   if (choices && onlyChoices) return `expected one of: ${choices.map(show).join(', ')}`;
-  if (onlyChoices) return `expected one of: ${branches.flatMap((b) => (b[0] as any).values as unknown[]).map(show).join(', ')}`;
+  if (onlyChoices) return `expected one of: ${branches.flatMap((b) => (b[0] as IssueFields).values ?? []).map(show).join(', ')}`;
   return branches[0]?.[0]?.message ?? 'invalid value';
 }
 

@@ -6,11 +6,38 @@ import { z } from 'zod';
  */
 
 export type AnySchema = z.core.$ZodType;
-/** The untyped definition object; its shape depends on `def.type`. */
-export type SchemaDef = Record<string, any> & { type: string };
+/**
+ * A definition object (`schema._zod.def`) as read here: `type` names the kind, and the fields each kind carries are
+ * optional (an `optional` has `innerType`, an `object` a `shape`, a check a `check` and maybe a `value`, …).
+ */
+export interface SchemaDef {
+  type: string;
+  innerType?: AnySchema;
+  in?: AnySchema;
+  getter?: () => AnySchema;
+  options?: AnySchema[];
+  defaultValue?: unknown;
+  checks?: AnySchema[];
+  check?: string;
+  format?: string;
+  value?: number | bigint;
+  inclusive?: boolean;
+  entries?: Record<string, unknown>;
+  values?: unknown[];
+  shape?: Record<string, AnySchema>;
+  catchall?: AnySchema;
+  element?: AnySchema;
+  keyType?: AnySchema;
+  valueType?: AnySchema;
+  items?: AnySchema[];
+  rest?: AnySchema | null;
+  left?: AnySchema;
+  right?: AnySchema;
+  [field: string]: unknown;
+}
 
 export function defOf(schema: AnySchema): SchemaDef {
-  return (schema as any)._zod.def as SchemaDef;
+  return schema._zod.def as unknown as SchemaDef;
 }
 
 /** What the wrappers around a schema say about the field it describes. */
@@ -34,28 +61,29 @@ export function unwrap(schema: AnySchema): Unwrapped {
   for (let depth = 0; depth < 64; depth++) {
     readMeta(current, out);
     const def = defOf(current);
-    if (def.type === 'optional') {
+    const wrapped = def.innerType;
+    if (def.type === 'optional' && wrapped) {
       out.optional = true;
-      current = def.innerType;
-    } else if (def.type === 'nullable') {
+      current = wrapped;
+    } else if (def.type === 'nullable' && wrapped) {
       out.nullable = true;
-      current = def.innerType;
-    } else if (def.type === 'default' || def.type === 'prefault') {
+      current = wrapped;
+    } else if ((def.type === 'default' || def.type === 'prefault') && wrapped) {
       if (!out.hasDefault) {
         out.hasDefault = true;
         out.defaultValue = def.defaultValue;
       }
-      current = def.innerType;
-    } else if (PASS_THROUGH.has(def.type)) {
-      current = def.innerType;
-    } else if (def.type === 'pipe') {
+      current = wrapped;
+    } else if (PASS_THROUGH.has(def.type) && wrapped) {
+      current = wrapped;
+    } else if (def.type === 'pipe' && def.in) {
       // input decoding and validation messages are about what the client sends: the pipe's input side
       current = def.in;
-    } else if (def.type === 'lazy') {
+    } else if (def.type === 'lazy' && def.getter) {
       current = def.getter();
     } else if (def.type === 'union' && isNullableUnion(def)) {
       out.nullable = true;
-      current = def.options.find((o: AnySchema) => defOf(o).type !== 'null');
+      current = def.options!.find((o) => defOf(o).type !== 'null')!;
     } else {
       break;
     }
@@ -65,7 +93,7 @@ export function unwrap(schema: AnySchema): Unwrapped {
 }
 
 function isNullableUnion(def: SchemaDef): boolean {
-  const options = def.options as AnySchema[];
+  const options = def.options ?? [];
   return options.length === 2 && options.some((o) => defOf(o).type === 'null');
 }
 
@@ -81,14 +109,14 @@ const INT_FORMATS = new Set(['safeint', 'int32', 'uint32', 'int64', 'uint64']);
 /** Checks attached to a schema, as their definitions. */
 export function checksOf(schema: AnySchema): SchemaDef[] {
   const def = defOf(schema);
-  return ((def.checks ?? []) as AnySchema[]).map((c) => defOf(c) as SchemaDef);
+  return (def.checks ?? []).map((c) => defOf(c));
 }
 
 export function isInteger(schema: AnySchema): boolean {
   const def = defOf(schema);
   if (def.type !== 'number') return false;
-  if (INT_FORMATS.has(def.format)) return true;
-  return checksOf(schema).some((c) => c.check === 'number_format' && INT_FORMATS.has(c.format));
+  if (def.format && INT_FORMATS.has(def.format)) return true;
+  return checksOf(schema).some((c) => c.check === 'number_format' && c.format !== undefined && INT_FORMATS.has(c.format));
 }
 
 export interface NumberBounds {
@@ -102,6 +130,7 @@ export interface NumberBounds {
 export function numberBounds(schema: AnySchema): NumberBounds {
   const out: NumberBounds = { minInclusive: true, maxInclusive: true };
   for (const c of checksOf(schema)) {
+    if (c.value === undefined) continue;
     if (c.check === 'greater_than' && (out.min === undefined || c.value >= out.min)) {
       out.min = Number(c.value);
       out.minInclusive = Boolean(c.inclusive);
@@ -116,18 +145,18 @@ export function numberBounds(schema: AnySchema): NumberBounds {
 /** The string format a schema carries itself (`z.uuid()`) or through a check (`z.string().uuid()`). */
 export function stringFormats(schema: AnySchema): SchemaDef[] {
   const def = defOf(schema);
-  const own = def.format ? [def as SchemaDef] : [];
+  const own = def.format ? [def] : [];
   return [...own, ...checksOf(schema).filter((c) => c.check === 'string_format')];
 }
 
 /** Values of an enum or literal schema, or of a union made only of those; undefined for anything else. */
 export function choicesOf(schema: AnySchema): unknown[] | undefined {
   const def = defOf(schema);
-  if (def.type === 'enum') return Object.values(def.entries as Record<string, unknown>);
-  if (def.type === 'literal') return [...(def.values as unknown[])];
+  if (def.type === 'enum') return Object.values(def.entries ?? {});
+  if (def.type === 'literal') return [...(def.values ?? [])];
   if (def.type === 'union') {
     const all: unknown[] = [];
-    for (const option of def.options as AnySchema[]) {
+    for (const option of def.options ?? []) {
       const values = choicesOf(unwrap(option).schema);
       if (!values) return undefined;
       all.push(...values);
@@ -140,7 +169,7 @@ export function choicesOf(schema: AnySchema): unknown[] | undefined {
 /** A record whose values can be anything: Kong's open `record` (a plugin's `config` before its schema is known). */
 export function isOpenRecord(schema: AnySchema): boolean {
   const def = defOf(schema);
-  if (def.type !== 'record') return false;
+  if (def.type !== 'record' || !def.valueType) return false;
   const valueType = defOf(unwrap(def.valueType).schema).type;
   return valueType === 'unknown' || valueType === 'any';
 }
@@ -152,13 +181,13 @@ export function schemaAt(root: AnySchema, path: ReadonlyArray<PropertyKey>): Any
     if (!current) return undefined;
     const def = defOf(unwrap(current).schema);
     if (def.type === 'object') {
-      current = (def.shape as Record<string, AnySchema>)[String(key)] ?? catchallOf(def);
+      current = def.shape?.[String(key)] ?? catchallOf(def);
     } else if (def.type === 'array') {
       current = def.element;
     } else if (def.type === 'record' || def.type === 'map') {
       current = def.valueType;
     } else if (def.type === 'tuple') {
-      current = (def.items as AnySchema[])[Number(key)] ?? def.rest ?? undefined;
+      current = def.items?.[Number(key)] ?? def.rest ?? undefined;
     } else {
       return undefined;
     }
@@ -167,7 +196,7 @@ export function schemaAt(root: AnySchema, path: ReadonlyArray<PropertyKey>): Any
 }
 
 export function catchallOf(def: SchemaDef): AnySchema | undefined {
-  const catchall = def.catchall as AnySchema | undefined;
+  const catchall = def.catchall;
   if (!catchall || defOf(catchall).type === 'never') return undefined;
   return catchall;
 }

@@ -9,7 +9,7 @@ import type { UpstreamSpec } from '../balancer/spec';
 export interface PluginInstance {
   id: string;
   name: string;
-  config: any;
+  config: Record<string, unknown>;
   /** whether the plugin's `protocols` let it run on plain-HTTP / HTTPS requests */
   http: boolean;
   https: boolean;

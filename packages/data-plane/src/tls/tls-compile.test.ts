@@ -63,7 +63,7 @@ describe('compile: TLS and vault references', () => {
     });
     const compiled = compile(makeSnapshot({ services: [service], routes: [route], plugins: [plugin] }), { env: { RL_PASS: 'from-env' } });
     const step = compiled.routes[0]!.chain.find((s) => s.plugin.name === 'rate-limiting')!;
-    expect(step.base!.config.redis.password).toBe('from-env');
+    expect((step.base!.config.redis as { password?: unknown }).password).toBe('from-env');
     expect(compiled.warnings.some((w) => w.plugin_id === plugin.id && /config\.redis\.username/.test(w.message))).toBe(true);
     // the snapshot itself is untouched: the reference is what stays stored
     expect((plugin.config as { redis: { password: string } }).redis.password).toBe('{vault://env/rl-pass}');

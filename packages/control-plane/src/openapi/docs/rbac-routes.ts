@@ -130,13 +130,21 @@ export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
     schema: 'RbacUser',
     input: 'RbacUserInput',
   }),
-  '/rbac/users/:user': readUpdateDelete({
-    noun: 'an RBAC user',
-    schema: 'RbacUser',
-    patch: 'RbacUserPatch',
-    params: user,
-    patchDescription: 'Without `user_token` a new token is generated: this one answer carries it in `generated_user_token`.',
-  }),
+  '/rbac/users/:user': {
+    ...readUpdateDelete({
+      noun: 'an RBAC user',
+      schema: 'RbacUser',
+      patch: 'RbacUserPatch',
+      params: user,
+      patchDescription: 'Without `user_token` a new token is generated: this one answer carries it in `generated_user_token`.',
+    }),
+    put: {
+      summary: 'Create or replace an RBAC user',
+      params: user,
+      body: 'RbacUserInput',
+      responses: { 200: { description: 'Created or replaced', schema: 'RbacUser' }, 400: bad, 409: conflict },
+    },
+  },
   '/rbac/users/:user/roles': roleGrants('a user', user, '`roles` in the body, or in the query string for clients that cannot send a body with DELETE.'),
   '/rbac/users/:user/permissions': {
     get: {
@@ -225,7 +233,15 @@ export const RBAC_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
     delete: { summary: 'Delete an empty workspace', params: workspace, responses: { 204: { description: 'Deleted' }, 400: bad, 404: notFound } },
   },
   '/admins': listAndCreate({ list: 'List admins', create: 'Create an admin', schema: 'Admin', input: 'AdminInput' }),
-  '/admins/:admin': readUpdateDelete({ noun: 'an admin', schema: 'Admin', patch: 'AdminPatch', params: admin }),
+  '/admins/:admin': {
+    ...readUpdateDelete({ noun: 'an admin', schema: 'Admin', patch: 'AdminPatch', params: admin }),
+    put: {
+      summary: 'Create or replace an admin',
+      params: admin,
+      body: 'AdminInput',
+      responses: { 200: { description: 'Created or replaced', schema: 'Admin' }, 400: bad, 409: conflict },
+    },
+  },
   '/admins/:admin/roles': roleGrants('an admin', admin),
 };
 
