@@ -3,7 +3,8 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
-import type { MemoryCacheStore } from './proxy-cache/stores';
+import type { CacheStore } from './proxy-cache/stores';
+import type { PeriodLimit, Tally } from './rate-limiting/tally';
 
 /** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
 export interface CredentialRef {
@@ -174,13 +175,24 @@ export interface PluginRuntime {
   oauth2Tokens?: OAuth2TokenStore;
   /**
    * proxy-cache's `memory` strategy: this data plane's cache, shared by every proxy-cache configuration. The node
-   * creates it (so its control plane, in embedded mode, can purge it); absent, the plugin makes one per runtime.
+   * creates it (so its control plane, in embedded mode, can purge it): a `MemoryCacheStore`, or, in a proxy worker,
+   * the primary's one reached over IPC; absent, the plugin makes one per runtime.
    */
-  proxyCacheMemory?: MemoryCacheStore;
+  proxyCacheMemory?: CacheStore;
   /** the most a data plane buffers of a body (request or response), in bytes; `DEFAULT_MAX_BUFFERED_BODY` when absent */
   maxBufferedBody?: number;
   /** where the `prometheus` plugin records per-request series (the data plane's metrics); absent, it records nothing */
   exchangeMetrics?: ExchangeMetricsSink;
+  /**
+   * rate-limiting's `local` counters when they are the node's and not this process's (a data plane running several
+   * proxy workers keeps one set in its primary); absent, the plugin counts in this process
+   */
+  rateLimitCounters?: RateLimitCounterStore;
+}
+
+/** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
+export interface RateLimitCounterStore {
+  take(key: string, limits: readonly PeriodLimit[]): Tally | Promise<Tally>;
 }
 
 /**

@@ -154,7 +154,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimitin
     const limits = limitsAt(plan, nowMs);
     if (limits.length === 0) return;
     const scope = `${ctx.pluginId ?? plan.fallbackScope}:${identifierOf(ctx, config)}`;
-    if (config.policy === 'local') return respond(ctx, config, plan, limits, local.take(scope, limits), nowMs);
+    if (config.policy === 'local') {
+      const shared = ctx.runtime.rateLimitCounters;
+      if (shared === undefined) return respond(ctx, config, plan, limits, local.take(scope, limits), nowMs);
+      // the node's counters, held by its primary: one batched round trip, exact across workers
+      const taken = shared.take(scope, limits);
+      if (!(taken instanceof Promise)) return respond(ctx, config, plan, limits, taken, nowMs);
+      return taken.then(
+        (tally) => respond(ctx, config, plan, limits, tally, nowMs),
+        (err: unknown) => unavailable(ctx, config, err),
+      );
+    }
 
     const client = redisOf(ctx, config);
     if (client === null) return unavailable(ctx, config, new CounterStoreError('no Redis: set config.redis.host, or give the data plane REDIS_URL'));

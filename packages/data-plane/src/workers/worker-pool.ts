@@ -1,0 +1,223 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Snapshot } from '@gatehouse/core';
+import type { BalancerRegistry } from '../balancer/registry';
+import type { ServerStats } from '../server';
+import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type MetricsJson, type ToPrimary, type ToWorker } from './messages';
+import type { SharedCallServer } from './shared-calls';
+
+export interface WorkerPoolLogger {
+  info(message: string, detail?: Record<string, unknown>): void;
+  warn(message: string, detail?: Record<string, unknown>): void;
+  error(message: string, detail?: Record<string, unknown>): void;
+}
+
+export interface WorkerPoolOptions {
+  /** how many proxy workers (GATEHOUSE_WORKERS) */
+  size: number;
+  /** what the workers call: the node's shared stores */
+  shared: SharedCallServer;
+  /** the node's balancers, kept by the primary: active checks run here, passive results are counted here */
+  balancers: BalancerRegistry;
+  log: WorkerPoolLogger;
+  /** extra environment of every worker (the CLI marks its workers with it) */
+  env?: Record<string, string>;
+  /** how long a worker may take to open its ports (ms, default 30000) */
+  startTimeoutMs?: number;
+}
+
+/** One worker's counts, as `/status` lists them. */
+export interface WorkerReport {
+  pid: number;
+  stats: ServerStats;
+  metrics: MetricsJson;
+}
+
+interface Member {
+  worker: Worker;
+  startedAt: number;
+  listening: boolean;
+}
+
+const RESTART_DELAY_MAX_MS = 5000;
+
+/**
+ * The primary's proxy workers (node:cluster: the workers share the listening ports). The primary holds the sync and
+ * forwards each verified config to every worker; it serves the node's shared state (`SharedCallServer`), counts
+ * passive health and sends the node's health back, and replaces a worker that exits until `stop()`.
+ */
+export class WorkerPool {
+  private readonly members = new Map<number, Member>();
+  private config: ConfigMessage | null = null;
+  private stopping = false;
+  private reportId = 0;
+  private readonly reportsWaiting = new Map<number, { replies: Map<number, WorkerReport>; expected: Set<number>; done(): void }>();
+  private healthScheduled = false;
+  private restartDelayMs = 0;
+  private readonly stopHealth: () => void;
+  /** workers started since the pool began, replacements included */
+  started = 0;
+  /** the proxy ports the workers share (known once the first one listens) */
+  ports: { port: number; tlsPort: number | null } | null = null;
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    // Buffers (proxy-cache bodies) and nested objects travel as they are
+    cluster.setupPrimary({ serialization: 'advanced' });
+    this.stopHealth = options.balancers.onChange(() => this.scheduleHealth());
+  }
+
+  /** Starts every worker; resolves once all of them listen. */
+  async start(): Promise<void> {
+    await Promise.all(Array.from({ length: this.options.size }, () => this.fork()));
+  }
+
+  /** pids of the workers alive now */
+  get pids(): number[] {
+    return [...this.members.values()].map((m) => m.worker.process.pid!).filter((pid) => pid !== undefined);
+  }
+
+  private fork(): Promise<void> {
+    const worker = cluster.fork({ ...this.options.env });
+    const member: Member = { worker, startedAt: Date.now(), listening: false };
+    this.members.set(worker.id, member);
+    this.started++;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`proxy worker ${worker.process.pid} did not open its ports within ${this.options.startTimeoutMs ?? 30_000} ms`)), this.options.startTimeoutMs ?? 30_000);
+      timer.unref();
+      worker.on('message', (message: unknown) => {
+        if (!isGatehouseMessage(message)) return;
+        const m = message as ToPrimary;
+        if (m.gatehouse === 'listening') {
+          member.listening = true;
+          this.ports ??= { port: m.port, tlsPort: m.tlsPort };
+          clearTimeout(timer);
+          resolve();
+          return;
+        }
+        this.receive(worker, m);
+      });
+      worker.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        this.members.delete(worker.id);
+        for (const waiting of this.reportsWaiting.values()) {
+          waiting.expected.delete(worker.id);
+          if (waiting.replies.size >= waiting.expected.size) waiting.done();
+        }
+        if (!member.listening) reject(new Error(`proxy worker ${worker.process.pid} exited before it listened (code ${code}, signal ${signal})`));
+        if (this.stopping) return;
+        this.options.log.warn('proxy worker exited; starting a replacement', { pid: worker.process.pid, code, signal });
+        this.replace(member);
+      });
+    });
+  }
+
+  /** A worker that lived long is replaced at once; one that keeps dying young is replaced ever more slowly. */
+  private replace(dead: Member): void {
+    const young = Date.now() - dead.startedAt < 1000;
+    this.restartDelayMs = young ? Math.min(RESTART_DELAY_MAX_MS, Math.max(100, this.restartDelayMs * 2)) : 0;
+    const timer = setTimeout(() => {
+      if (this.stopping) return;
+      this.fork().then(
+        (): void => undefined,
+        (err: unknown) => this.options.log.error('proxy worker replacement failed', { error: err instanceof Error ? err.message : String(err) }),
+      );
+    }, this.restartDelayMs);
+    timer.unref();
+  }
+
+  private receive(worker: Worker, message: ToPrimary): void {
+    switch (message.gatehouse) {
+      case 'hello':
+        return this.send(worker, { gatehouse: 'start', config: this.config, health: this.health() });
+      case 'calls':
+        return this.options.shared.handle(message, (replies) => this.send(worker, replies));
+      case 'passive': {
+        const registry = this.options.balancers;
+        for (const [upstreamId, key, observation] of message.observations) {
+          const balancer = registry.getById(upstreamId);
+          const address = balancer?.addresses.find((a) => a.key === key);
+          if (balancer && address) registry.passive(balancer, address, observation);
+        }
+        return;
+      }
+      case 'report': {
+        const waiting = this.reportsWaiting.get(message.id);
+        if (!waiting) return;
+        waiting.replies.set(worker.id, { pid: worker.process.pid ?? 0, stats: message.stats, metrics: message.metrics });
+        if (waiting.replies.size >= waiting.expected.size) waiting.done();
+        return;
+      }
+    }
+  }
+
+  private send(worker: Worker, message: ToWorker): void {
+    if (!worker.isConnected()) return;
+    try {
+      worker.send(message);
+    } catch (err) {
+      this.options.log.warn('cannot reach a proxy worker', { pid: worker.process.pid, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  private broadcast(message: ToWorker): void {
+    for (const member of this.members.values()) this.send(member.worker, message);
+  }
+
+  /** Forwards a verified snapshot to every worker (and keeps it for the workers that start later). */
+  publish(snapshot: Snapshot): void {
+    this.config = { gatehouse: 'config', kind: 'snapshot', snapshot };
+    this.broadcast(this.config);
+  }
+
+  private health(): HealthMessage {
+    return { gatehouse: 'health', states: this.options.balancers.healthStates() };
+  }
+
+  private scheduleHealth(): void {
+    if (this.healthScheduled) return;
+    this.healthScheduled = true;
+    setImmediate(() => {
+      this.healthScheduled = false;
+      this.broadcast(this.health());
+    });
+  }
+
+  /** Every listening worker's counts and metrics; a worker that does not answer within `timeoutMs` is left out. */
+  reports(timeoutMs = 2000): Promise<WorkerReport[]> {
+    const id = ++this.reportId;
+    const expected = new Set([...this.members.values()].filter((m) => m.listening).map((m) => m.worker.id));
+    return new Promise((resolve) => {
+      const replies = new Map<number, WorkerReport>();
+      const done = () => {
+        clearTimeout(timer);
+        this.reportsWaiting.delete(id);
+        resolve([...replies.values()]);
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.reportsWaiting.set(id, { replies, expected, done });
+      if (expected.size === 0) return done();
+      for (const workerId of expected) this.send(this.members.get(workerId)!.worker, { gatehouse: 'report?', id });
+    });
+  }
+
+  /** The access log file is opened again by every worker. */
+  reopenLogs(): void {
+    this.broadcast({ gatehouse: 'reopen-log' });
+  }
+
+  /** Stops every worker: each stops accepting and gets `graceMs` for what is in flight; stragglers are killed. */
+  async stop(graceMs = 2000): Promise<void> {
+    this.stopping = true;
+    this.stopHealth();
+    const exits = [...this.members.values()].map(
+      ({ worker }) =>
+        new Promise<void>((resolve) => {
+          if (worker.isDead()) return resolve();
+          worker.once('exit', () => resolve());
+          this.send(worker, { gatehouse: 'stop', graceMs });
+          const timer = setTimeout(() => worker.process.kill('SIGKILL'), graceMs + 3000);
+          timer.unref();
+        }),
+    );
+    await Promise.all(exits);
+  }
+}
