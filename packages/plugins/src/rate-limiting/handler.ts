@@ -129,7 +129,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimitin
   function unavailable(ctx: PluginContext, config: RateLimitingConfig, err: unknown): PluginResponse | void {
     const nowMs = now();
     if (nowMs - lastFailureLog >= FAILURE_LOG_INTERVAL) {
-      (ctx.runtime.log ?? stderrLog()).error('rate-limiting: Redis unavailable', {
+      (ctx.runtime.log ?? stderrLog()).error(config.policy === 'local' ? "rate-limiting: the node's counters are unavailable" : 'rate-limiting: Redis unavailable', {
         plugin_id: ctx.pluginId,
         error: err instanceof Error ? err.message : String(err),
         fault_tolerant: config.fault_tolerant,
