@@ -5,7 +5,7 @@
 // primary hands them to the workers in turn; `/status` lists each worker's own count, which shows where they went.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { prometheusSamples, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { prometheusSamples, startEchoUpstream, startTargetServer, type EchoUpstream, type TargetServer } from '@gatehouse/testkit';
 import { getJson, waitUntil } from './support/helpers';
 import { createdThrough, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -35,6 +35,8 @@ interface WorkerCount {
 describe.each(TOPOLOGIES)('proxy workers (%s)', (name) => {
   let topology: Topology;
   let upstream: EchoUpstream;
+  let healthy: TargetServer;
+  let failing: TargetServer;
   const created = (path: string, body: unknown) => createdThrough(topology.adminUrl, path, body);
   const proxy = (path: string) => `${topology.proxyUrl}${path}`;
   const status = () => getJson(`${topology.dataPlanes[0]!.statusUrl}/status`);
@@ -47,6 +49,8 @@ describe.each(TOPOLOGIES)('proxy workers (%s)', (name) => {
 
   beforeAll(async () => {
     upstream = await startEchoUpstream();
+    healthy = await startTargetServer('healthy');
+    failing = await startTargetServer('failing', { status: 500 });
     topology = await startTopology(name, { dataPlanes: 1, dataPlaneEnv: { GATEHOUSE_WORKERS: '2', GATEHOUSE_ACCESS_LOG: 'off' } });
     await created('/plugins', { name: 'prometheus', config: { status_code_metrics: true } });
     await created('/services', { name: 'echo', url: `${upstream.url}/` });
@@ -64,6 +68,8 @@ describe.each(TOPOLOGIES)('proxy workers (%s)', (name) => {
   afterAll(async () => {
     await topology?.stop();
     await upstream?.close();
+    await healthy?.close();
+    await failing?.close();
   });
 
   it('two workers serve one port; /status and /metrics count the requests of both', async () => {
@@ -115,6 +121,28 @@ describe.each(TOPOLOGIES)('proxy workers (%s)', (name) => {
     const before = await workers();
     for (let i = 0; i < 6; i++) expect((await fresh(proxy('/keyed/b'), { apikey: 'bob-key' })).status).toBe(200);
     expect((await servedSince(before)).every((n) => n > 0)).toBe(true);
+  });
+
+  it('passive health is counted for the node: two failures open the circuit, whichever workers saw them', async () => {
+    await created('/upstreams', { name: 'passive.workers', healthchecks: { passive: { unhealthy: { http_failures: 2 } } } });
+    await created('/upstreams/passive.workers/targets', { target: healthy.address });
+    await created('/upstreams/passive.workers/targets', { target: failing.address });
+    await created('/services', { name: 'passive', host: 'passive.workers' });
+    await created('/services/passive/routes', { name: 'passive', paths: ['/passive'] });
+    await topology.converge();
+    const before = await workers();
+    const statuses: number[] = [];
+    for (let i = 0; i < 16; i++) statuses.push((await fresh(proxy('/passive'))).status);
+    expect((await servedSince(before)).every((n) => n > 0)).toBe(true);
+    // counted per worker, the circuit would open only after two failures on each worker (4); counted for the node,
+    // after two in all (one more may be in flight while the primary tells the workers)
+    expect(failing.hits).toBeGreaterThanOrEqual(2);
+    expect(failing.hits).toBeLessThanOrEqual(3);
+    expect(statuses.slice(-8)).toEqual(Array(8).fill(200));
+    await waitUntil('the node to report the failing target unhealthy', async () => {
+      const health = await getJson(`${topology.adminUrl}/upstreams/passive.workers/health`);
+      return health.data.some((t: { target: string; health: string }) => t.target === failing.address && t.health === 'UNHEALTHY');
+    });
   });
 
   it('a worker killed by its PID is replaced, and the node keeps serving', async () => {
