@@ -1,4 +1,4 @@
-export { WorkerPool, type WorkerPoolOptions, type WorkerPoolLogger, type WorkerReport } from './worker-pool';
+export { WorkerPool, type RetiredCounts, type WorkerPoolOptions, type WorkerPoolLogger, type WorkerReport } from './worker-pool';
 export { PrimaryLink, compileConfigMessage, type PrimaryLinkHandlers, type WorkerCounters } from './proxy-worker';
 export { SharedCallClient, SharedCallServer, type SharedService } from './shared-calls';
 export { remoteNodeStores, serveNodeStores, SHARED, type NodeStores } from './shared-stores';

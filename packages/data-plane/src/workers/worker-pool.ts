@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Snapshot } from '@gatehouse/core';
+import { AggregatorRegistry } from 'prom-client';
 import type { BalancerRegistry } from '../balancer/registry';
 import type { ServerStats } from '../server';
 import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type MetricsJson, type ToPrimary, type ToWorker } from './messages';
@@ -36,9 +37,20 @@ interface Member {
   worker: Worker;
   startedAt: number;
   listening: boolean;
+  /** what it reported last: kept when it exits, so the node's counters do not go back */
+  last: WorkerReport | null;
+}
+
+/** The counts of workers that exited, as of their last report: added to the node's so its counters never go back. */
+export interface RetiredCounts {
+  stats: Pick<ServerStats, 'connections_accepted' | 'connections_handled' | 'total_requests'>;
+  /** their counters and histograms (gauges describe the present, and left with them) */
+  metrics: MetricsJson[];
 }
 
 const RESTART_DELAY_MAX_MS = 5000;
+/** metric types whose values only grow (prom-client's JSON `type`) */
+const CUMULATIVE = new Set(['counter', 'histogram']);
 
 /**
  * The primary's proxy workers (node:cluster: the workers share the listening ports). The primary holds the sync and
@@ -52,6 +64,9 @@ export class WorkerPool {
   private reportId = 0;
   private readonly reportsWaiting = new Map<number, { replies: Map<number, WorkerReport>; expected: Set<number>; done(): void }>();
   private healthScheduled = false;
+  private folding = false;
+  /** counts of the workers that exited (see RetiredCounts) */
+  readonly retired: RetiredCounts = { stats: { connections_accepted: 0, connections_handled: 0, total_requests: 0 }, metrics: [] };
   private restartDelayMs = 0;
   private readonly stopHealth: () => void;
   /** workers started since the pool began, replacements included */
@@ -77,7 +92,7 @@ export class WorkerPool {
 
   private fork(): Promise<void> {
     const worker = cluster.fork({ ...this.options.env });
-    const member: Member = { worker, startedAt: Date.now(), listening: false };
+    const member: Member = { worker, startedAt: Date.now(), listening: false, last: null };
     this.members.set(worker.id, member);
     this.started++;
     return new Promise<void>((resolve, reject) => {
@@ -98,6 +113,7 @@ export class WorkerPool {
       worker.once('exit', (code, signal) => {
         clearTimeout(timer);
         this.members.delete(worker.id);
+        if (member.last) this.retire(member.last);
         for (const waiting of this.reportsWaiting.values()) {
           waiting.expected.delete(worker.id);
           if (waiting.replies.size >= waiting.expected.size) waiting.done();
@@ -108,6 +124,25 @@ export class WorkerPool {
         this.replace(member);
       });
     });
+  }
+
+  private retire(last: WorkerReport): void {
+    const stats = this.retired.stats;
+    stats.connections_accepted += last.stats.connections_accepted;
+    stats.connections_handled += last.stats.connections_handled;
+    stats.total_requests += last.stats.total_requests;
+    this.retired.metrics.push(last.metrics.filter((m) => CUMULATIVE.has(String(m.type))));
+    // a worker that keeps dying does not make the list grow: past a few, they are summed into one
+    if (this.retired.metrics.length <= 8 || this.folding) return;
+    this.folding = true;
+    const taken = this.retired.metrics.slice();
+    void AggregatorRegistry.aggregate(taken)
+      .getMetricsAsJSON()
+      .then(
+        (sum) => (this.retired.metrics = [sum, ...this.retired.metrics.slice(taken.length)]),
+        () => undefined,
+      )
+      .finally(() => (this.folding = false));
   }
 
   /** A worker that lived long is replaced at once; one that keeps dying young is replaced ever more slowly. */
@@ -142,7 +177,10 @@ export class WorkerPool {
       case 'report': {
         const waiting = this.reportsWaiting.get(message.id);
         if (!waiting) return;
-        waiting.replies.set(worker.id, { pid: worker.process.pid ?? 0, stats: message.stats, metrics: message.metrics });
+        const report = { pid: worker.process.pid ?? 0, stats: message.stats, metrics: message.metrics };
+        const member = this.members.get(worker.id);
+        if (member) member.last = report;
+        waiting.replies.set(worker.id, report);
         if (waiting.replies.size >= waiting.expected.size) waiting.done();
         return;
       }
