@@ -4,9 +4,9 @@ import type { Observation } from '../balancer/health';
 import type { ServerStats } from '../server';
 
 /**
- * The messages between a data plane's primary and its proxy workers (node:cluster IPC, `advanced` serialization so
- * Buffers and nested objects travel as they are). Every message carries `gatehouse` so other IPC users (prom-client's
- * own cluster protocol, for one) are left alone.
+ * The messages between a data plane's primary and its proxy workers (node:cluster IPC, JSON: every field is plain
+ * data, bytes in base64). Every message carries `gatehouse` so other IPC users (prom-client's own cluster protocol,
+ * for one) are left alone.
  */
 
 /**

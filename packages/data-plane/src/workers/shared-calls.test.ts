@@ -4,16 +4,18 @@ import type { CallBatch, ReplyBatch } from './messages';
 import { SharedCallClient, SharedCallServer } from './shared-calls';
 import { remoteNodeStores, serveNodeStores } from './shared-stores';
 
-/** A worker and its primary joined directly; every message is recorded, and replies arrive on a later turn, as over IPC. */
+/** A worker and its primary joined directly; every message goes through JSON and replies arrive on a later turn, as over IPC. */
+const wire = <T>(message: T): T => JSON.parse(JSON.stringify(message)) as T;
+
 function linked() {
   const server = new SharedCallServer();
   const batches: CallBatch[] = [];
   const replies: ReplyBatch[] = [];
   const client: SharedCallClient = new SharedCallClient((batch) => {
-    batches.push(structuredClone(batch));
-    server.handle(structuredClone(batch), (reply) => {
+    batches.push(wire(batch));
+    server.handle(wire(batch), (reply) => {
       replies.push(reply);
-      setImmediate(() => client.receive(structuredClone(reply)));
+      setImmediate(() => client.receive(wire(reply)));
     });
   });
   return { server, client, batches, replies };

@@ -18,13 +18,17 @@ export const SHARED = { rateLimit: 'rate-limit', proxyCache: 'proxy-cache', oaut
 const CACHE_METHODS = ['get', 'set', 'delete', 'clear'] as const;
 const TOKEN_METHODS = ['saveToken', 'findByAccessToken', 'findByRefreshToken', 'findById', 'revoke', 'saveCode', 'findCode', 'consumeCode', 'listTokens'] as const;
 
-/** IPC hands a Buffer over as a Uint8Array: the same bytes as a Buffer again, without a copy. */
-function asBuffer(body: Uint8Array): Buffer {
-  return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+/** A cached response as it crosses the IPC channel (JSON): the body in base64. */
+interface WireResponse extends Omit<CachedResponse, 'body'> {
+  body: string;
 }
 
-function withBuffer(entry: CachedResponse): CachedResponse {
-  return { ...entry, body: asBuffer(entry.body) };
+function toWire(entry: CachedResponse): WireResponse {
+  return { ...entry, body: entry.body.toString('base64') };
+}
+
+function fromWire(entry: WireResponse): CachedResponse {
+  return { ...entry, body: Buffer.from(entry.body, 'base64') };
 }
 
 /** The node's state a worker reaches through its primary: what `PluginRuntime` gets instead of per-process stores. */
@@ -41,8 +45,8 @@ export function remoteNodeStores(client: SharedCallClient, withTokens: boolean):
     take: (key: string, limits: readonly PeriodLimit[]) => client.call<Tally>(SHARED.rateLimit, 'take', [key, limits]),
   };
   const proxyCacheMemory: CacheStore = {
-    get: (key) => client.call<CachedResponse | null>(SHARED.proxyCache, 'get', [key]).then((entry) => (entry === null ? null : withBuffer(entry))),
-    set: (key, entry, storageTtl) => client.call<void>(SHARED.proxyCache, 'set', [key, entry, storageTtl]),
+    get: (key) => client.call<WireResponse | null>(SHARED.proxyCache, 'get', [key]).then((entry) => (entry === null ? null : fromWire(entry))),
+    set: (key, entry, storageTtl) => client.call<void>(SHARED.proxyCache, 'set', [key, toWire(entry), storageTtl]),
     delete: (key) => client.call<boolean>(SHARED.proxyCache, 'delete', [key]),
     clear: () => client.call<void>(SHARED.proxyCache, 'clear', []),
   };
@@ -69,8 +73,11 @@ export function serveNodeStores(server: SharedCallServer, stores: { counters: Lo
   const cache = stores.cache;
   server.register(SHARED.proxyCache, {
     target: {
-      get: (key: string) => cache.get(key),
-      set: (key: string, entry: CachedResponse, storageTtl: number) => cache.set(key, withBuffer(entry), storageTtl),
+      get: async (key: string) => {
+        const entry = await cache.get(key);
+        return entry === null ? null : toWire(entry);
+      },
+      set: (key: string, entry: WireResponse, storageTtl: number) => cache.set(key, fromWire(entry), storageTtl),
       delete: (key: string) => cache.delete(key),
       clear: () => cache.clear(),
     },
