@@ -58,11 +58,11 @@ export interface ReplyBatch {
   replies: CallReply[];
 }
 
-/** Passive health observations of proxied exchanges, batched; the primary records them. */
+/** Passive health observations of proxied exchanges, batched in order; the primary records them. */
 export interface PassiveMessage {
   gatehouse: 'passive';
-  /** [upstream id, address key, observation] */
-  observations: Array<[string, string, Observation]>;
+  /** [upstream id, address key, observation, how many in a row] */
+  observations: Array<[string, string, Observation, number]>;
 }
 
 /** A registry's metrics as prom-client's `getMetricsAsJSON` gives them (what `AggregatorRegistry.aggregate` takes). */

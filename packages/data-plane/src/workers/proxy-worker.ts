@@ -76,7 +76,10 @@ export class PrimaryLink {
 
   /** Where the balancers send passive observations (`BalancerRegistryOptions.passiveSink`). */
   readonly passiveSink = (upstreamId: string, addressKey: string, observation: Observation): void => {
-    this.passiveQueue.push([upstreamId, addressKey, observation]);
+    // the same observation of the same address again (a healthy stream of successes): counted, not repeated
+    const last = this.passiveQueue[this.passiveQueue.length - 1];
+    if (last !== undefined && last[2] === observation && last[1] === addressKey && last[0] === upstreamId) last[3]++;
+    else this.passiveQueue.push([upstreamId, addressKey, observation, 1]);
     if (this.passiveScheduled) return;
     this.passiveScheduled = true;
     setImmediate(() => {

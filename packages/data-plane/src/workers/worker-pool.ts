@@ -168,10 +168,11 @@ export class WorkerPool {
         return this.options.shared.handle(message, (replies) => this.send(worker, replies));
       case 'passive': {
         const registry = this.options.balancers;
-        for (const [upstreamId, key, observation] of message.observations) {
+        for (const [upstreamId, key, observation, times] of message.observations) {
           const balancer = registry.getById(upstreamId);
           const address = balancer?.addresses.find((a) => a.key === key);
-          if (balancer && address) registry.passive(balancer, address, observation);
+          // thresholds go up to 255 (Kong's schema): more of the same in a row changes nothing
+          if (balancer && address) for (let i = 0; i < Math.min(times, 256); i++) registry.passive(balancer, address, observation);
         }
         return;
       }
