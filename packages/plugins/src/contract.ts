@@ -102,10 +102,11 @@ export interface UpstreamResponse {
    */
   transformBody(transform: (body: Buffer) => Buffer): void;
   /**
-   * asks for a copy of the body once it has been sent in full; the response still streams. Past the buffered-body
-   * limit `capture` is not called.
+   * asks for a copy of the body once it has streamed through; the response still streams. Past the buffered-body
+   * limit `capture` is not called. A promise returned by `capture` holds the end of the response until it settles,
+   * so what it stores (a cache entry in a store another process holds) is in place when the client sees the end.
    */
-  captureBody(capture: (body: Buffer) => void): void;
+  captureBody(capture: (body: Buffer) => void | Promise<unknown>): void;
 }
 
 /** A response produced by a plugin instead of proxying. */

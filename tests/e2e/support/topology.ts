@@ -67,7 +67,7 @@ function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, ready
     name,
     cwd: ROOT,
     // one proxy process, as these tests were written for; workers.test.ts runs several
-    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_WORKERS: '1', ...env },
+    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_WORKERS: process.env.E2E_WORKERS ?? '1', ...env },
     readyPattern,
     timeoutMs: 60_000,
   });
