@@ -53,6 +53,7 @@ export async function startDataPlanePrimary(
   const cache = extraRuntime.proxyCacheMemory instanceof MemoryCacheStore ? extraRuntime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
   const purges = settings.redisUrl ? new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) }) : null;
   purges?.on('error', () => {});
+  if (purges) nodeMetrics?.watchRedis(purges);
   purges?.on('message', (_channel: string, message: string) => applyPurgeMessage(cache, message));
   purges?.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
   const tokens = extraRuntime.oauth2Tokens ?? null;
@@ -99,6 +100,9 @@ export async function startDataPlanePrimary(
   if (settings.proxyTlsListen && !(settings.proxyTlsCert && settings.proxyTlsKey)) await selfSignedDefault(settings.dataDir);
   await pool.start();
   log.info('proxy workers listening', { workers: settings.workers, pids: pool.pids });
+  // one /metrics for the node wherever it is served (status listener, admin API with `start`)
+  const metricsSource = nodeMetricsSource(registry, pool);
+  nodeMetrics?.aggregateWith(metricsSource);
 
   const reporter = health
     ? new HealthReporter({
@@ -116,7 +120,7 @@ export async function startDataPlanePrimary(
         listen: settings.statusListen,
         counters: () => nodeCounters(pool),
         details: () => ({ node_id: id, sync: sync.status() }),
-        metrics: nodeMetricsSource(registry, pool),
+        metrics: metricsSource,
       })
     : null;
   await sync.start();
