@@ -95,7 +95,10 @@ export async function startDataPlanePrimary(
     logger: log,
     onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
   });
+  // the config is in place before any worker opens the ports: the cache, then the bus's latest (the workers take a
+  // moment to start, and the first to listen must not serve an empty config while the others start)
   await sync.restoreFromCache();
+  await sync.start();
   // the self-signed default certificate is made once, here, before the workers read it
   if (settings.proxyTlsListen && !(settings.proxyTlsCert && settings.proxyTlsKey)) await selfSignedDefault(settings.dataDir);
   await pool.start();
@@ -123,7 +126,6 @@ export async function startDataPlanePrimary(
         metrics: metricsSource,
       })
     : null;
-  await sync.start();
   const ports = pool.ports!;
   return {
     id,
