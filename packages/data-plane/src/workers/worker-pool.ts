@@ -116,7 +116,9 @@ export class WorkerPool {
         this.members.delete(worker.id);
         if (member.last) this.retire(member.last);
         for (const waiting of this.reportsWaiting.values()) {
+          // its counts are among the retired now: not in a report still being gathered as well
           waiting.expected.delete(worker.id);
+          waiting.replies.delete(worker.id);
           if (waiting.replies.size >= waiting.expected.size) waiting.done();
         }
         if (!member.listening) reject(new Error(`proxy worker ${worker.process.pid} exited before it listened (code ${code}, signal ${signal})`));
