@@ -24,7 +24,10 @@ import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
-/** Marks a process the primary forked as a proxy worker (main.ts runs `runProxyWorker` in it). */
+/**
+ * Marks a process the primary forked as a proxy worker (main.ts runs `runProxyWorker` in it); its value is the
+ * primary's role, so the worker reads the same settings (listen defaults differ between `start` and `data-plane`).
+ */
 export const PROXY_WORKER_ENV = 'GATEHOUSE_PROXY_WORKER';
 /** Tells a proxy worker that the node's oauth2 tokens live in the primary (embedded mode without Redis). */
 export const WORKER_SHARED_TOKENS_ENV = 'GATEHOUSE_WORKER_SHARED_TOKENS';
@@ -69,7 +72,7 @@ export async function startDataPlanePrimary(
     shared,
     balancers,
     log,
-    env: { [PROXY_WORKER_ENV]: '1', GATEHOUSE_DATA_PLANE_ID: id, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
+    env: { [PROXY_WORKER_ENV]: settings.role, GATEHOUSE_DATA_PLANE_ID: id, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
   });
   const sync = new DataPlaneSync({
     bus,

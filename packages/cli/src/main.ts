@@ -65,10 +65,11 @@ async function run(command: string): Promise<void> {
     process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
     return;
   }
-  // a proxy worker forked by a data plane's primary (GATEHOUSE_WORKERS > 1): the proxy only
-  if (cluster.isWorker && process.env[PROXY_WORKER_ENV] === '1') {
-    const settings = readSettings(process.env, 'data_plane');
-    return runProxyWorker(settings, createLogger(settings.logLevel, 'data_plane'));
+  // a proxy worker forked by a data plane's primary (GATEHOUSE_WORKERS > 1): the proxy only, with the primary's settings
+  const primaryRole = process.env[PROXY_WORKER_ENV];
+  if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
+    const settings = readSettings(process.env, primaryRole);
+    return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
   }
   const read = readSettings(process.env, role);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
