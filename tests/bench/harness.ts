@@ -14,10 +14,10 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-/** Starts `script` with tsx; resolves when it prints `LISTENING <port>`. */
-export function startScript(script: string, env: Record<string, string> = {}, readyPattern = /LISTENING (\d+)/): Promise<Started> {
+/** Starts `script` (with `args`) with tsx; resolves when it prints `LISTENING <port>` (or matches `readyPattern`). */
+export function startScript(script: string, env: Record<string, string> = {}, readyPattern = /LISTENING (\d+)/, args: string[] = []): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tsx, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(tsx, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${out}`)), 30_000);
     const onData = (chunk: Buffer) => {
@@ -66,10 +66,11 @@ export async function load(name: string, url: string, opts: { connections: numbe
 
 export function printTable(rows: LoadResult[], baseline: LoadResult): void {
   const pad = (s: string, n: number) => s.padEnd(n);
-  console.log(`${pad('target', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('errors', 8)}${pad('non-2xx', 9)}ratio vs ${baseline.name}`);
+  console.log(`${pad('target', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('errors', 8)}${pad('non-2xx', 9)}${pad('ratio', 8)}p99 ratio (vs ${baseline.name})`);
   for (const r of rows) {
+    const p99Ratio = baseline.p99 > 0 ? `${(r.p99 / baseline.p99).toFixed(2)}×` : '-';
     console.log(
-      `${pad(r.name, 44)}${pad(r.rps.toFixed(0), 10)}${pad(String(r.p50), 8)}${pad(String(r.p99), 8)}${pad(String(r.errors), 8)}${pad(String(r.non2xx), 9)}${(r.rps / baseline.rps).toFixed(2)}×`,
+      `${pad(r.name, 44)}${pad(r.rps.toFixed(0), 10)}${pad(String(r.p50), 8)}${pad(String(r.p99), 8)}${pad(String(r.errors), 8)}${pad(String(r.non2xx), 9)}${pad(`${(r.rps / baseline.rps).toFixed(2)}×`, 8)}${p99Ratio}`,
     );
   }
 }

@@ -12,6 +12,7 @@ import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
 import { measureObservability } from './observability';
 import { formatStartup, measureStartup } from './startup';
+import { measureWorkers, printWorkers } from './workers';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -64,6 +65,22 @@ async function main(): Promise<void> {
     printTable(rows, baseline);
     const direct = rows.find((r) => r.name.startsWith('(a)'));
     if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
+    const keyAuth = rows.find((r) => r.name === 'gatehouse data plane, key-auth (undici)');
+    if (keyAuth && baseline.name.startsWith('(b)')) {
+      console.log(
+        `hot path, one process: key-auth ${(keyAuth.rps / baseline.rps).toFixed(2)}× the minimal undici forwarder's throughput (target ≥ 1.0×), ` +
+          `p99 ${(keyAuth.p99 / baseline.p99).toFixed(2)}× its p99 (target ≤ 1.2×)`,
+      );
+    }
+  }
+
+  if (!only || only.includes('workers')) {
+    const workersUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      printWorkers(await measureWorkers(`http://127.0.0.1:${workersUpstream.port}`, { connections, seconds, apiKey: API_KEY }));
+    } finally {
+      await workersUpstream.stop();
+    }
   }
 
   if (!only || only.includes('basic-auth-stall')) {

@@ -75,6 +75,8 @@ export async function measureStartup(upstreamUrl: string, runs = 3, idleMs = 500
     GATEHOUSE_DATA_DIR: dir,
     GATEHOUSE_LOG_LEVEL: 'warn',
     GATEHOUSE_PROXY_TLS_LISTEN: 'off',
+    // the RSS figure is one process's: the proxy runs in it
+    GATEHOUSE_WORKERS: '1',
   };
   const post = (path: string, body: unknown) =>
     fetch(`${admin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.arrayBuffer());

@@ -25,7 +25,7 @@ function gatehouse(command: string, env: NodeJS.ProcessEnv, readyPattern?: RegEx
   return spawnProcess(process.execPath, ['--import', 'tsx', CLI, command], {
     name: `gatehouse ${command}`,
     cwd: ROOT,
-    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PROXY_TLS_LISTEN: 'off', ...env },
+    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PROXY_TLS_LISTEN: 'off', GATEHOUSE_WORKERS: '1', ...env },
     readyPattern,
     timeoutMs: 60_000,
   });

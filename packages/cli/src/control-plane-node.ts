@@ -87,7 +87,7 @@ export async function startControlPlaneNode(
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,
     health: opts.health ?? null,
-    extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(registry ? [metricsExtension(registry)] : []), ...(opts.extensions ?? [])],
+    extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.metrics ? [metricsExtension(opts.metrics.exposed)] : []), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
   publisher = new SnapshotPublisher({

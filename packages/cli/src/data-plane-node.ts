@@ -15,6 +15,7 @@ import {
   SystemResolver,
   type DataPlaneServer,
   type StatusServer,
+  type WorkerPool,
 } from '@gatehouse/data-plane';
 import {
   applyPurgeMessage,
@@ -30,6 +31,7 @@ import { Registry } from 'prom-client';
 import type { NodeMetrics } from './node-metrics';
 import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
+import { startDataPlanePrimary } from './data-plane-primary';
 import type { Logger } from './logger';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -37,11 +39,17 @@ import { GATEHOUSE_VERSION } from './version';
 export interface DataPlaneNode {
   id: string;
   holder: ConfigHolder;
-  proxy: DataPlaneServer;
   status: StatusServer | null;
   sync: DataPlaneSync;
-  metrics: DataPlaneMetrics;
-  accessLog: AccessLog | null;
+  /** where the proxy listens (the ports every worker shares, with proxy workers) */
+  listening: { host: string; port: number; tlsPort: number | null };
+  /** the proxy, when it runs in this process (GATEHOUSE_WORKERS=1) */
+  proxy?: DataPlaneServer;
+  metrics?: DataPlaneMetrics;
+  /** the proxy workers, when there are several */
+  workers?: WorkerPool;
+  /** opens the access log file again (SIGUSR1) */
+  reopenLog(): void;
   close(): Promise<void>;
 }
 
@@ -55,6 +63,8 @@ export async function startDataPlaneNode(
   health: HealthChannel | null = null,
   nodeMetrics?: NodeMetrics,
 ): Promise<DataPlaneNode> {
+  const id = settings.dataPlaneId ?? randomUUID();
+  if (settings.workers > 1) return startDataPlanePrimary(settings, bus, secret, log, id, extraRuntime, health, nodeMetrics);
   const headers = parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`);
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process;
   // commands fail fast while Redis is down so a plugin's fault_tolerant setting decides, not a queue
@@ -66,12 +76,12 @@ export async function startDataPlaneNode(
   const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
   if (redis) runtime.redis = redis;
   // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
-  const cacheMemory = (runtime.proxyCacheMemory ??= new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES));
+  const cacheMemory = runtime.proxyCacheMemory instanceof MemoryCacheStore ? runtime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
+  runtime.proxyCacheMemory = cacheMemory;
   const purges = settings.redisUrl ? new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) }) : null;
   purges?.on('error', () => {});
   purges?.on('message', (_channel: string, message: string) => applyPurgeMessage(cacheMemory, message));
   purges?.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
-  const id = settings.dataPlaneId ?? randomUUID();
   const holder = new ConfigHolder();
   const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder });
   const accessLog = settings.accessLog ? new AccessLog(settings.accessLog, (err) => log.error('access log: cannot write', { destination: settings.accessLog, error: err.message })) : null;
@@ -144,7 +154,8 @@ export async function startDataPlaneNode(
     status,
     sync,
     metrics,
-    accessLog,
+    listening: { host: proxy.host, port: proxy.port, tlsPort: proxy.tlsPort },
+    reopenLog: () => accessLog?.reopen(),
     close: async () => {
       await reporter?.stop();
       await sync.stop();

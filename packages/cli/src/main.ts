@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `gatehouse` command: start | control-plane | data-plane | help.
+import cluster from 'node:cluster';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
@@ -8,6 +9,8 @@ import { Redis } from 'ioredis';
 import { openBus, openHealthChannel } from './bus';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
+import { PROXY_WORKER_ENV } from './data-plane-primary';
+import { runProxyWorker } from './proxy-worker-node';
 import { runConfigCommand } from './config-command';
 import { createLogger } from './logger';
 import { createNodeMetrics } from './node-metrics';
@@ -62,6 +65,12 @@ async function run(command: string): Promise<void> {
     process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
     return;
   }
+  // a proxy worker forked by a data plane's primary (GATEHOUSE_WORKERS > 1): the proxy only, with the primary's settings
+  const primaryRole = process.env[PROXY_WORKER_ENV];
+  if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
+    const settings = readSettings(process.env, primaryRole);
+    return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
+  }
   const read = readSettings(process.env, role);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
   const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
@@ -102,7 +111,7 @@ async function run(command: string): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   // log rotation: the access log file is opened again on its next write
-  process.on('SIGUSR1', () => dp?.accessLog?.reopen());
+  process.on('SIGUSR1', () => dp?.reopenLog());
 
   if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
@@ -130,8 +139,9 @@ async function run(command: string): Promise<void> {
       health,
       metrics,
     );
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.proxy.host, port: dp.proxy.port })}\n`);
-    if (dp.proxy.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: dp.proxy.tlsPort }).replace(/^http:/, 'https:')}\n`);
+    const workers = dp.workers ? ` (${settings.workers} workers)` : '';
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.listening.host, port: dp.listening.port })}${workers}\n`);
+    if (dp.listening.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: dp.listening.tlsPort }).replace(/^http:/, 'https:')}\n`);
     if (dp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: dp.status.port })}\n`);
   }
   process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: ${settings.redisUrl ? 'snapshots over Redis' : 'in-process snapshot bus'}; Ctrl-C stops\n`);

@@ -2,7 +2,15 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Redis } from 'ioredis';
 
 export interface NodeMetrics {
+  /** where this process's metrics are registered */
   registry: Registry;
+  /**
+   * what `/metrics` serves: `registry`, or, once a data plane with proxy workers is running, the node's metrics
+   * aggregated over the primary and its workers
+   */
+  exposed: Registry;
+  /** makes `exposed` serve the node's metrics from `source` (a data plane's primary and its workers) */
+  aggregateWith(source: Pick<Registry, 'metrics'>): void;
   /** Redis connections whose state `gatehouse_redis_reachable` reports */
   watchRedis(client: Redis): void;
 }
@@ -30,8 +38,13 @@ export function createNodeMetrics(nodeId: string, version: string): NodeMetrics 
         this.set(ready ? 1 : 0);
       },
     });
+  let aggregated: Pick<Registry, 'metrics'> | null = null;
+  // the registry itself for everything else (contentType, …); only the text it serves changes
+  const exposed = Object.create(registry, { metrics: { value: () => (aggregated ?? registry).metrics() } }) as Registry;
   return {
     registry,
+    exposed,
+    aggregateWith: (source) => void (aggregated = source),
     watchRedis: (client) => {
       if (clients.size === 0) reachable();
       clients.add(client);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseListen, readSettings } from './settings';
+import { availableParallelism } from 'node:os';
+import { usableCores } from './cpu-count';
+import { parseListen, parseWorkers, readSettings } from './settings';
 
 describe('readSettings', () => {
   it('gives embedded defaults with nothing set', () => {
@@ -28,5 +30,29 @@ describe('readSettings', () => {
     expect(() => readSettings({ GATEHOUSE_ENFORCE_RBAC: 'yes' }, 'all')).toThrow(/GATEHOUSE_ENFORCE_RBAC/);
     expect(() => parseListen('8001', 'GATEHOUSE_ADMIN_LISTEN')).toThrow(/host:port/);
     expect(parseListen('[::1]:9000', 'X')).toEqual({ host: '::1', port: 9000 });
+  });
+});
+
+describe('GATEHOUSE_WORKERS', () => {
+  it('defaults to one worker per usable core; takes a whole number from 1 to 256', () => {
+    expect(parseWorkers(undefined, () => 6)).toBe(6);
+    expect(parseWorkers('', () => 6)).toBe(6);
+    expect(parseWorkers('1')).toBe(1);
+    expect(parseWorkers(' 4 ')).toBe(4);
+    expect(readSettings({ GATEHOUSE_WORKERS: '3' }, 'data_plane').workers).toBe(3);
+    for (const bad of ['0', '-1', '1.5', 'many', '257']) expect(() => parseWorkers(bad)).toThrow(`GATEHOUSE_WORKERS must be a whole number from 1 to 256, got '${bad}'`);
+  });
+
+  it('counts a container CPU quota, not the machine’s CPUs', () => {
+    const files = (entries: Record<string, string>) => (path: string) => {
+      if (!(path in entries)) throw new Error('ENOENT');
+      return entries[path]!;
+    };
+    const cpus = availableParallelism();
+    expect(usableCores(files({ '/sys/fs/cgroup/cpu.max': 'max 100000\n' }))).toBe(cpus);
+    expect(usableCores(files({ '/sys/fs/cgroup/cpu.max': '50000 100000\n' }))).toBe(1);
+    expect(usableCores(files({ '/sys/fs/cgroup/cpu.max': `${cpus * 200000} 100000\n` }))).toBe(cpus);
+    expect(usableCores(files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000' }))).toBe(cpus);
+    expect(usableCores(files({}))).toBe(cpus);
   });
 });

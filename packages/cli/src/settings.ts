@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseByteSize } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins } from '@gatehouse/control-plane';
+import { usableCores } from './cpu-count';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -40,6 +41,8 @@ export interface Settings {
   headers: string;
   /** the proxy's access log: `stdout`, a file path, or null (off) */
   accessLog: string | null;
+  /** proxy worker processes per data plane (1 = the proxy runs in the node's one process) */
+  workers: number;
 }
 
 export interface Listen {
@@ -72,6 +75,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
   { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
+  { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
@@ -87,6 +91,14 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
   if (value === undefined || value === '') return fallback;
   if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
   return value as T;
+}
+
+/** GATEHOUSE_WORKERS: a whole number from 1 to 256; unset or empty → one per usable core (a container's CPU quota counts). */
+export function parseWorkers(value: string | undefined, cores: () => number = usableCores): number {
+  if (value === undefined || value.trim() === '') return cores();
+  const n = Number(value.trim());
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`GATEHOUSE_WORKERS must be a whole number from 1 to 256, got '${value}'`);
+  return n;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
@@ -121,5 +133,6 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
+    workers: parseWorkers(env.GATEHOUSE_WORKERS),
   };
 }

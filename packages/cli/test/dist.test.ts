@@ -42,7 +42,8 @@ beforeAll(async () => {
       // nothing may reach the gateway through a loader: it runs as plain JavaScript
       NODE_OPTIONS: '',
     },
-    readyUrl: `${admin}/status`,
+    // the proxy opens after the admin API (with the default GATEHOUSE_WORKERS, once its workers listen)
+    readyPattern: /proxy listening on/,
     timeoutMs: 60_000,
   });
 }, 180_000);

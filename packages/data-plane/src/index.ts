@@ -12,7 +12,7 @@ export { upstreamPath } from './proxy/upstream-path';
 export { parseTrustedIps, TrustedProxies } from './proxy/client-ip';
 export type { UpstreamRequest } from './proxy/upstream-request';
 export { createDataPlaneServer, type DataPlaneLogger, type DataPlaneServer, type DataPlaneServerOptions, type ServerStats } from './server';
-export { createStatusServer, type StatusServer, type StatusServerOptions } from './status-server';
+export { createStatusServer, type MetricsSource, type StatusServer, type StatusServerOptions } from './status-server';
 export { parseListen, type ListenAddress } from './listen';
 export * from './balancer';
 export * from './tls';
@@ -23,3 +23,4 @@ export { CellCounter, CellHistogram, CounterCell, HistogramCell } from './metric
 export { AccessLog, accessLogLine } from './observe/access-log';
 export { parseGatewayHeaders, defaultGatewayHeaders, DEFAULT_HEADERS_SETTING, type GatewayHeaders } from './observe/gateway-headers';
 export { newRequestId } from './observe/request-id';
+export * from './workers';

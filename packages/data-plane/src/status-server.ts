@@ -2,17 +2,25 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
-import type { DataPlaneServer } from './server';
+import type { DataPlaneServer, ServerStats } from './server';
+
+/** What `/metrics` serves: a prom-client registry, or the node's metrics gathered across its proxy workers. */
+export type MetricsSource = Pick<Registry, 'metrics' | 'contentType'>;
 
 export interface StatusServerOptions {
   holder: ConfigHolder;
   listen: ListenAddress;
   /** the proxy whose counters `server` reports */
   proxy?: DataPlaneServer;
+  /**
+   * the node's counters when they are not one proxy's: `server` summed over its proxy workers, and more fields (each
+   * worker's own counts); wins over `proxy`
+   */
+  counters?: () => Promise<{ server: ServerStats } & Record<string, unknown>>;
   /** more fields for `GET /status` (sync state, node id…) */
   details?: () => Record<string, unknown>;
   /** the node's metrics registry, served at `GET /metrics` (404 there when absent) */
-  metrics?: Registry;
+  metrics?: MetricsSource;
 }
 
 export interface StatusServer {
@@ -40,12 +48,18 @@ export async function createStatusServer(options: StatusServerOptions): Promise<
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { message: 'Method not allowed' });
     if (path === '/status') {
       const current = holder.current;
-      return send(res, 200, {
+      const body = (counters: Record<string, unknown>) => ({
         configuration_hash: current.hash,
         config_version: current.loaded ? current.version : null,
-        server: options.proxy?.stats() ?? {},
+        ...counters,
         ...options.details?.(),
       });
+      if (!options.counters) return send(res, 200, body({ server: options.proxy?.stats() ?? {} }));
+      options.counters().then(
+        (counters) => send(res, 200, body(counters)),
+        (err: unknown) => send(res, 500, { message: `status unavailable: ${err instanceof Error ? err.message : String(err)}` }),
+      );
+      return;
     }
     if (path === '/metrics' && options.metrics) {
       const registry = options.metrics;

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makePlugin, makeRoute, makeService, makeSnapshot, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { compile, ConfigHolder, createDataPlaneServer, type DataPlaneServer } from '../src';
+import { MemoryCacheStore, type CacheStore } from '@gatehouse/plugins';
 import { quietLog, send } from './harness';
 
 const LIMIT = 2048;
@@ -74,3 +75,45 @@ describe('plugin body phases, buffered-body limit', () => {
     expect(res.json.body).toBe(body);
   });
 });
+
+describe('a capture stored in another process', () => {
+  it('holds the last bytes of the response until the copy is stored, so the client that has them finds the entry', async () => {
+    const echo = await startEchoUpstream();
+    const service = makeService({ name: 'echo', url: echo.url });
+    const route = makeRoute({ name: 'cached', paths: ['/cached'], service: { id: service.id } });
+    const snapshot = makeSnapshot({ services: [service], routes: [route], plugins: [makePlugin({ name: 'proxy-cache', route: { id: route.id }, config: { strategy: 'memory' } })] });
+    // a store whose writes complete when the test says so (as a proxy worker's primary answers later)
+    const memory = new MemoryCacheStore(1 << 20);
+    const writes: Array<() => void> = [];
+    const store: CacheStore = {
+      get: async (key) => memory.get(key),
+      set: (key, entry, ttl) => new Promise<void>((resolve) => writes.push(() => resolve(memory.set(key, entry, ttl)))),
+      delete: async (key) => memory.delete(key),
+      clear: async () => memory.clear(),
+    };
+    const dp = await createDataPlaneServer({ holder: new ConfigHolder(compile(snapshot)), listen: { host: '127.0.0.1', port: 0 }, log: quietLog, runtime: { proxyCacheMemory: store } });
+    try {
+      let answered = false;
+      const first = send(dp.port, '/cached/x').then((reply) => {
+        answered = true;
+        return reply;
+      });
+      await waitFor(() => writes.length === 1);
+      expect(answered).toBe(false);
+      writes[0]!();
+      expect((await first).headers['x-cache-status']).toBe('Miss');
+      expect((await send(dp.port, '/cached/x')).headers['x-cache-status']).toBe('Hit');
+    } finally {
+      await dp.close();
+      await echo.close();
+    }
+  });
+});
+
+async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -3,7 +3,8 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
-import type { MemoryCacheStore } from './proxy-cache/stores';
+import type { CacheStore } from './proxy-cache/stores';
+import type { PeriodLimit, Tally } from './rate-limiting/tally';
 
 /** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
 export interface CredentialRef {
@@ -101,10 +102,11 @@ export interface UpstreamResponse {
    */
   transformBody(transform: (body: Buffer) => Buffer): void;
   /**
-   * asks for a copy of the body once it has been sent in full; the response still streams. Past the buffered-body
-   * limit `capture` is not called.
+   * asks for a copy of the body once it has streamed through; the response still streams. Past the buffered-body
+   * limit `capture` is not called. A promise returned by `capture` holds the end of the response until it settles,
+   * so what it stores (a cache entry in a store another process holds) is in place when the client sees the end.
    */
-  captureBody(capture: (body: Buffer) => void): void;
+  captureBody(capture: (body: Buffer) => void | Promise<unknown>): void;
 }
 
 /** A response produced by a plugin instead of proxying. */
@@ -174,13 +176,24 @@ export interface PluginRuntime {
   oauth2Tokens?: OAuth2TokenStore;
   /**
    * proxy-cache's `memory` strategy: this data plane's cache, shared by every proxy-cache configuration. The node
-   * creates it (so its control plane, in embedded mode, can purge it); absent, the plugin makes one per runtime.
+   * creates it (so its control plane, in embedded mode, can purge it): a `MemoryCacheStore`, or, in a proxy worker,
+   * the primary's one reached over IPC; absent, the plugin makes one per runtime.
    */
-  proxyCacheMemory?: MemoryCacheStore;
+  proxyCacheMemory?: CacheStore;
   /** the most a data plane buffers of a body (request or response), in bytes; `DEFAULT_MAX_BUFFERED_BODY` when absent */
   maxBufferedBody?: number;
   /** where the `prometheus` plugin records per-request series (the data plane's metrics); absent, it records nothing */
   exchangeMetrics?: ExchangeMetricsSink;
+  /**
+   * rate-limiting's `local` counters when they are the node's and not this process's (a data plane running several
+   * proxy workers keeps one set in its primary); absent, the plugin counts in this process
+   */
+  rateLimitCounters?: RateLimitCounterStore;
+}
+
+/** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
+export interface RateLimitCounterStore {
+  take(key: string, limits: readonly PeriodLimit[]): Tally | Promise<Tally>;
 }
 
 /**

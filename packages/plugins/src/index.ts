@@ -36,6 +36,7 @@ export * from './rate-limiting/schema';
 export { rateLimiting } from './rate-limiting';
 export { createRateLimiter, rateLimitingConnections, type RateLimiterOptions } from './rate-limiting/handler';
 export { LocalCounters } from './rate-limiting/local-counters';
+export type { PeriodLimit, Tally } from './rate-limiting/tally';
 export { RedisConnections } from './rate-limiting/redis-connections';
 export { windowOf, type CountingWindow } from './rate-limiting/windows';
 export * from './oauth2/schema';

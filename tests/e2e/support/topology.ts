@@ -66,7 +66,8 @@ function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, ready
   return spawnProcess(process.execPath, [...TSX_IMPORT, CLI, command], {
     name,
     cwd: ROOT,
-    env: { GATEHOUSE_LOG_LEVEL: 'warn', ...env },
+    // one proxy process, as these tests were written for (E2E_WORKERS=<n> runs them with more); workers.test.ts runs two
+    env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_WORKERS: process.env.E2E_WORKERS ?? '1', ...env },
     readyPattern,
     timeoutMs: 60_000,
   });

@@ -4,7 +4,7 @@ export { AddressHealth, classifyStatus, type Observation, type Thresholds } from
 export { SystemResolver, StaticResolver, type HostResolver, type ResolvedAddress } from './dns';
 export { Address, TargetState, UpstreamBalancer } from './balancer';
 export { ActiveHealthChecker } from './active-checker';
-export { BalancerRegistry, type BalancerRegistryOptions } from './registry';
+export { BalancerRegistry, type AddressHealthState, type BalancerRegistryOptions } from './registry';
 export { HealthReporter, type HealthReporterOptions } from './health-reporter';
 export { hashKeyOf } from './hash-key';
 export { BalancedRequest } from './balanced-request';

@@ -74,4 +74,41 @@ describe('BalancerRegistry', () => {
     await until(() => balancer.addresses.length === 1, 'the new answer after the TTL', 5_000);
     expect(balancer.addresses[0]!.key).toBe('10.1.1.3:81');
   });
+
+  it('in a proxy worker: no active checks, passive results go to the primary, the primary’s health is mirrored', async () => {
+    const prober = async (): Promise<Observation> => 'http_failure';
+    const sent: Array<[string, string, Observation]> = [];
+    const upstream = makeUpstream({
+      name: 'mirror.test',
+      healthchecks: { active: { healthy: { interval: 1 }, unhealthy: { interval: 1, http_failures: 1 } }, passive: { unhealthy: { http_failures: 1 } } },
+    });
+    const specs = compileUpstreams({ upstreams: [upstream], targets: [makeTarget(upstream, { target: '10.0.0.1:80' }), makeTarget(upstream, { target: '10.0.0.2:80' })] });
+    // the primary: checks actively, counts passive results
+    const primary = new BalancerRegistry({ prober, checkTickMs: 5, resolver: new StaticResolver() });
+    registry = new BalancerRegistry({ prober, checkTickMs: 5, resolver: new StaticResolver(), activeChecks: false, passiveSink: (...o) => sent.push(o) });
+    const worker = registry;
+    try {
+      worker.mirrorHealth([[upstream.id, '10.0.0.2:80', false]]);
+      worker.update(specs);
+      // a state mirrored before the address existed applies once it does
+      expect(worker.healthStates()).toEqual([
+        [upstream.id, '10.0.0.1:80', true],
+        [upstream.id, '10.0.0.2:80', false],
+      ]);
+      const balancer = worker.getById(upstream.id)!;
+      worker.passive(balancer, balancer.addresses[0]!, 'http_failure');
+      expect(sent).toEqual([[upstream.id, '10.0.0.1:80', 'http_failure']]);
+      // the worker's own counters did not move: only the primary decides
+      expect(balancer.addresses[0]!.health.healthy).toBe(true);
+      primary.update(specs);
+      await until(() => primary.healthStates().every(([, , healthy]) => !healthy), 'the primary’s checks to fail both addresses');
+      // the probes were the primary's: the worker's checker never ran
+      expect(primary.checker.probes).toBeGreaterThanOrEqual(2);
+      expect(worker.checker.probes).toBe(0);
+      worker.mirrorHealth(primary.healthStates());
+      expect(worker.healthStates()).toEqual(primary.healthStates());
+    } finally {
+      primary.close();
+    }
+  });
 });

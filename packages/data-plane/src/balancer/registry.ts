@@ -15,7 +15,17 @@ export interface BalancerRegistryOptions {
   /** how often expired DNS answers are looked for (ms) */
   dnsTickMs?: number;
   now?: () => number;
+  /** false in a proxy worker: its primary runs the node's active checks (default true) */
+  activeChecks?: boolean;
+  /**
+   * where passive observations go instead of this registry's counters: a proxy worker sends them to its primary,
+   * which counts them for the node and sends the resulting health back (`mirrorHealth`)
+   */
+  passiveSink?: (upstreamId: string, addressKey: string, observation: Observation) => void;
 }
+
+/** One address's health as the node sees it: [upstream id, address key, healthy]. */
+export type AddressHealthState = [string, string, boolean];
 
 /**
  * The balancers of the served configuration, kept across snapshots: an upstream that stays keeps its targets' DNS
@@ -32,6 +42,9 @@ export class BalancerRegistry {
   private readonly dnsTimer: NodeJS.Timeout;
   readonly checker: ActiveHealthChecker;
   private closed = false;
+  private readonly passiveSink: BalancerRegistryOptions['passiveSink'] | null;
+  /** the node's health by address key, from the primary; applied to addresses as they appear */
+  private mirrored: Map<string, boolean> | null = null;
 
   constructor(options: BalancerRegistryOptions = {}) {
     this.resolver = options.resolver ?? new SystemResolver();
@@ -42,6 +55,8 @@ export class BalancerRegistry {
       now: this.now,
       onChange: () => this.changed(),
     });
+    if (options.activeChecks === false) this.checker.close();
+    this.passiveSink = options.passiveSink ?? null;
     this.dnsTimer = setInterval(() => this.refreshDns(), options.dnsTickMs ?? 250);
     this.dnsTimer.unref();
   }
@@ -96,6 +111,7 @@ export class BalancerRegistry {
     for (const [id, old] of this.byId) if (!byId.has(id)) for (const a of old.addresses) this.checker.forget(a);
     this.byName = byName;
     this.byId = byId;
+    this.applyMirror();
     this.changed();
   }
 
@@ -123,6 +139,7 @@ export class BalancerRegistry {
       const after = new Set(balancer.addresses);
       for (const a of before) if (!after.has(a)) this.checker.forget(a);
       for (const a of after) if (!before.has(a)) this.checker.schedule(balancer, a, true);
+      this.applyMirror();
       this.changed();
     });
   }
@@ -138,6 +155,7 @@ export class BalancerRegistry {
 
   /** What a proxied exchange said about an address (circuit breaking). */
   passive(balancer: UpstreamBalancer, address: Address, observation: Observation): void {
+    if (this.passiveSink) return this.passiveSink(balancer.spec.id, address.key, observation);
     const { healthy, unhealthy } = balancer.spec.healthchecks.passive;
     const changed = address.health.record(observation, {
       successes: healthy.successes,
@@ -166,6 +184,32 @@ export class BalancerRegistry {
     }
     if (changed) this.changed();
     return true;
+  }
+
+  /** Every address's health, for proxy workers to mirror. */
+  healthStates(): AddressHealthState[] {
+    const out: AddressHealthState[] = [];
+    for (const balancer of this.byId.values()) for (const a of balancer.addresses) out.push([balancer.spec.id, a.key, a.health.healthy]);
+    return out;
+  }
+
+  /** Takes the node's health from the primary (a proxy worker); addresses this process has not resolved yet get it later. */
+  mirrorHealth(states: readonly AddressHealthState[]): void {
+    this.mirrored = new Map(states.map(([upstreamId, key, healthy]) => [`${upstreamId} ${key}`, healthy]));
+    this.applyMirror();
+  }
+
+  private applyMirror(): void {
+    const mirrored = this.mirrored;
+    if (mirrored === null) return;
+    let changed = false;
+    for (const balancer of this.byId.values()) {
+      for (const a of balancer.addresses) {
+        const healthy = mirrored.get(`${balancer.spec.id} ${a.key}`);
+        if (healthy !== undefined && a.health.healthy !== healthy) changed = a.health.set(healthy) || changed;
+      }
+    }
+    if (changed) this.changed();
   }
 
   /** Every upstream's health as this node sees it, in the shape data planes report. */

@@ -84,6 +84,8 @@ export class DataPlaneMetrics {
       help: 'Health status of targets of upstream. States = healthchecks_off|healthy|unhealthy|dns_error, value is 1 when state is populated.',
       labelNames: ['upstream', 'target', 'address', 'state', 'subsystem'],
       registers: [registry],
+      // every proxy worker mirrors the node's health: the same value in each
+      aggregator: 'max',
       collect() {
         this.reset();
         if (!healthWanted()) return;
@@ -96,12 +98,14 @@ export class DataPlaneMetrics {
       name: 'gatehouse_data_plane_config_version',
       help: 'Configuration version this data plane serves (0 before any)',
       registers: [registry],
+      // across proxy workers: the oldest version any of them serves
+      aggregator: 'min',
       collect() {
         this.set(holder.loaded ? holder.current.version : 0);
       },
     });
-    this.appliedAt = new Gauge({ name: 'gatehouse_data_plane_config_applied_timestamp_seconds', help: 'When this data plane last applied a configuration (epoch seconds)', registers: [registry] });
-    this.applyDuration = new Gauge({ name: 'gatehouse_data_plane_config_apply_duration_seconds', help: 'How long the last configuration took to verify, compile and swap in', registers: [registry] });
+    this.appliedAt = new Gauge({ name: 'gatehouse_data_plane_config_applied_timestamp_seconds', help: 'When this data plane last applied a configuration (epoch seconds)', registers: [registry], aggregator: 'max' });
+    this.applyDuration = new Gauge({ name: 'gatehouse_data_plane_config_apply_duration_seconds', help: 'How long the last configuration took to verify, compile and swap in', registers: [registry], aggregator: 'max' });
     this.applyFailures = new Counter({ name: 'gatehouse_data_plane_config_apply_failures_total', help: 'Configurations this data plane refused or failed to apply', registers: [registry] });
     const queueGauge = (name: string, help: string, pick: (s: ReturnType<typeof httpLogQueueStats>[number]) => number) =>
       new Gauge({

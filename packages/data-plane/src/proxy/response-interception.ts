@@ -12,7 +12,7 @@ export class InterceptedResponse implements UpstreamResponse {
   readonly headers: Record<string, string | string[]> = {};
   readonly setByPlugins: ReadonlySet<string> | undefined;
   transforms: Array<(body: Buffer) => Buffer> | null = null;
-  captures: Array<(body: Buffer) => void> | null = null;
+  captures: Array<(body: Buffer) => void | Promise<unknown>> | null = null;
 
   constructor(
     readonly status: number,
@@ -35,7 +35,7 @@ export class InterceptedResponse implements UpstreamResponse {
     (this.transforms ??= []).push(transform);
   }
 
-  captureBody(capture: (body: Buffer) => void): void {
+  captureBody(capture: (body: Buffer) => void | Promise<unknown>): void {
     (this.captures ??= []).push(capture);
   }
 }

@@ -11,6 +11,9 @@ import { BoundedBody, InterceptedResponse, writeHeadFrom } from './response-inte
 import { ProxyErrors, sendFixed, sendPluginResponse } from './responses';
 import type { ResponseInterceptor, UpstreamRequest } from './upstream-request';
 
+/** how long a response's end waits for a capture that stores elsewhere (ms) */
+const CAPTURE_WAIT_MS = 1000;
+
 export interface UndiciForwarderOptions {
   /** connections per upstream; null = as many as needed */
   connections?: number | null;
@@ -32,6 +35,11 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   private intercepted: InterceptedResponse | null = null;
   private held: BoundedBody | null = null;
   private holding = false;
+  /**
+   * a body being copied (capture) goes out one chunk behind: the last one waits in `tail` until the copy is stored,
+   * so a client that has the whole body finds the entry in place, even in a store another process holds
+   */
+  private tail: Buffer | null = null;
 
   constructor(
     private readonly res: ServerResponse,
@@ -114,6 +122,15 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       if (this.holding) {
         if (!held.overflowed) return true;
         this.letGo();
+      } else if (!held.overflowed) {
+        const previous = this.tail;
+        this.tail = chunk;
+        if (previous === null) return true;
+        chunk = previous;
+      } else if (this.tail !== null) {
+        // past the limit nothing is copied: what waited goes out now
+        this.res.write(this.tail);
+        this.tail = null;
       }
     }
     if (this.res.write(chunk)) return true;
@@ -143,19 +160,33 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       delete response.headers['transfer-encoding'];
       response.headers['content-length'] = String(body.length);
       writeHeadFrom(this.res, response.status, response.headers, this.trace);
-      this.res.end(body);
-    } else {
-      this.res.end();
     }
+    const tail = this.tail;
+    this.tail = null;
+    const end = this.holding ? () => this.res.end(body) : () => (tail === null ? this.res.end() : this.res.end(tail));
+    // copies are taken before the last chunk goes out: one stored elsewhere (a promise) holds it until it is stored
+    let storing: Array<Promise<unknown>> | null = null;
     if (response.captures !== null) {
       for (const capture of response.captures) {
         try {
-          capture(body);
+          const stored = capture(body);
+          if (stored instanceof Promise) (storing ??= []).push(stored);
         } catch {
-          // a failed copy never affects the response already sent
+          // a failed copy never affects the response
         }
       }
     }
+    if (storing === null) {
+      end();
+      return;
+    }
+    // a store that does not answer holds the end for a second at most
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CAPTURE_WAIT_MS)));
+    void Promise.race([Promise.allSettled(storing), waited]).then(() => {
+      clearTimeout(timer);
+      end();
+    });
   }
 
   onError(err: Error): void {

@@ -66,12 +66,13 @@ describe('proxy-cache', () => {
   });
 
   it('cache_control: request no-store bypasses; s-maxage / max-age give the ttl; private is not stored', async () => {
-    const runtime: PluginRuntime = { proxyCacheMemory: new MemoryCacheStore(1 << 20) };
+    const memory = new MemoryCacheStore(1 << 20);
+    const runtime: PluginRuntime = { proxyCacheMemory: memory };
     expect((await through({ cache_control: true }, { runtime, headers: { 'cache-control': 'no-store' } })).recorded.response.get('x-cache-status')).toBe('Bypass');
     expect((await through({ cache_control: true }, { runtime, path: '/p' }, { headers: { 'cache-control': 'private, max-age=60' } })).status).toBe('Bypass');
     expect((await through({ cache_control: true }, { runtime, path: '/m' }, { headers: { 'cache-control': 'max-age=60' } })).status).toBe('Miss');
     const key = (await through({ cache_control: true }, { runtime, path: '/m' })).answer?.headers?.['x-cache-key'];
-    expect(runtime.proxyCacheMemory!.get(key!)?.ttl).toBe(60);
+    expect(memory.get(key!)?.ttl).toBe(60);
     // the request may ask for fresher than the entry's age allows
     const refresh = await through({ cache_control: true }, { runtime, path: '/m', headers: { 'cache-control': 'min-fresh=120' } }, { headers: { 'cache-control': 'max-age=60' } });
     expect(refresh.recorded.response.get('x-cache-status')).toBe('Refresh');

@@ -186,6 +186,7 @@ export function proxyCacheResponse(ctx: PluginContext, config: ProxyCacheConfig,
   const pluginId = ctx.pluginId;
   res.captureBody((body) => {
     const stored = pending.store.set(pending.key, { status, headers, body, at: nowS, ttl }, storageTtl);
-    if (stored instanceof Promise) stored.catch((err: unknown) => log?.error('proxy-cache: could not store a response', { plugin_id: pluginId, error: err instanceof Error ? err.message : String(err) }));
+    // a store in another process (Redis, a proxy worker's primary): the response ends once the entry is there
+    if (stored instanceof Promise) return stored.catch((err: unknown) => log?.error('proxy-cache: could not store a response', { plugin_id: pluginId, error: err instanceof Error ? err.message : String(err) }));
   });
 }

@@ -187,6 +187,22 @@ describe('rate-limiting windows', () => {
 });
 
 describe('rate-limiting local policy', () => {
+  it("counts in the node's store when the runtime gives one (proxy workers), answering when it does", async () => {
+    const { call } = limiter();
+    const node = new LocalCounters();
+    const store = { take: jest.fn((key: string, limits: Parameters<LocalCounters['take']>[1]) => Promise.resolve(node.take(key, limits))) };
+    const config = parse({ minute: 2, limit_by: 'ip' });
+    const calls = await spend(call, config, 3, { runtime: { rateLimitCounters: store } });
+    expect(calls.map((c) => c.response?.status ?? 200)).toEqual([200, 200, 429]);
+    expect(calls[1]!.headers['x-ratelimit-remaining-minute']).toBe('0');
+    expect(store.take).toHaveBeenCalledTimes(3);
+    expect(node.size).toBe(1);
+    const failing = { take: () => Promise.reject(new Error('primary gone')) };
+    const log = { error: jest.fn() };
+    expect((await call(parse({ minute: 2, fault_tolerant: false }), { runtime: { rateLimitCounters: failing, log } })).response?.status).toBe(500);
+    expect((await call(parse({ minute: 2 }), { runtime: { rateLimitCounters: failing, log } })).response).toBeNull();
+  });
+
   it('lets the limit through and refuses the next one with 429 and Retry-After', async () => {
     const { call } = limiter();
     const config = parse({ minute: 3, limit_by: 'ip' });

@@ -129,7 +129,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimitin
   function unavailable(ctx: PluginContext, config: RateLimitingConfig, err: unknown): PluginResponse | void {
     const nowMs = now();
     if (nowMs - lastFailureLog >= FAILURE_LOG_INTERVAL) {
-      (ctx.runtime.log ?? stderrLog()).error('rate-limiting: Redis unavailable', {
+      (ctx.runtime.log ?? stderrLog()).error(config.policy === 'local' ? "rate-limiting: the node's counters are unavailable" : 'rate-limiting: Redis unavailable', {
         plugin_id: ctx.pluginId,
         error: err instanceof Error ? err.message : String(err),
         fault_tolerant: config.fault_tolerant,
@@ -154,7 +154,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimitin
     const limits = limitsAt(plan, nowMs);
     if (limits.length === 0) return;
     const scope = `${ctx.pluginId ?? plan.fallbackScope}:${identifierOf(ctx, config)}`;
-    if (config.policy === 'local') return respond(ctx, config, plan, limits, local.take(scope, limits), nowMs);
+    if (config.policy === 'local') {
+      const shared = ctx.runtime.rateLimitCounters;
+      if (shared === undefined) return respond(ctx, config, plan, limits, local.take(scope, limits), nowMs);
+      // the node's counters, held by its primary: one batched round trip, exact across workers
+      const taken = shared.take(scope, limits);
+      if (!(taken instanceof Promise)) return respond(ctx, config, plan, limits, taken, nowMs);
+      return taken.then(
+        (tally) => respond(ctx, config, plan, limits, tally, nowMs),
+        (err: unknown) => unavailable(ctx, config, err),
+      );
+    }
 
     const client = redisOf(ctx, config);
     if (client === null) return unavailable(ctx, config, new CounterStoreError('no Redis: set config.redis.host, or give the data plane REDIS_URL'));

@@ -98,8 +98,16 @@ export class AppendLog {
       else this.settle();
     };
     try {
-      // the callback runs once the batch reached the destination (or failed): one batch at a time
-      target.write(batch, () => done());
+      // the callback runs once the batch reached the destination (or failed): one batch at a time. stdout may be a
+      // pipe other processes write to too (a data plane's proxy workers): pieces of whole lines no longer than
+      // PIPE_BUF are written atomically, so lines never interleave
+      if (this.destination === 'stdout' && batch.length > PIPE_BUF) {
+        const pieces = linePieces(batch, PIPE_BUF);
+        for (let i = 0; i < pieces.length - 1; i++) target.write(pieces[i]!);
+        target.write(pieces[pieces.length - 1]!, () => done());
+      } else {
+        target.write(batch, () => done());
+      }
     } catch (err) {
       this.options.onError?.(err as Error);
       done();
@@ -111,4 +119,29 @@ export class AppendLog {
     this.idle = [];
     for (const resolve of waiting) resolve();
   }
+}
+
+/** the size up to which a write to a pipe is atomic (Linux, and the POSIX minimum is 512) */
+const PIPE_BUF = 4096;
+
+/** `text` (whole lines) cut at line ends into pieces of at most `max` bytes; a longer line is a piece of its own. */
+export function linePieces(text: string, max: number): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  let bytes = 0;
+  let pos = 0;
+  while (pos < text.length) {
+    const newline = text.indexOf('\n', pos);
+    const stop = newline < 0 ? text.length : newline + 1;
+    const size = Buffer.byteLength(text.slice(pos, stop), 'utf8');
+    if (pos > start && bytes + size > max) {
+      pieces.push(text.slice(start, pos));
+      start = pos;
+      bytes = 0;
+    }
+    bytes += size;
+    pos = stop;
+  }
+  if (start < text.length) pieces.push(text.slice(start));
+  return pieces;
 }

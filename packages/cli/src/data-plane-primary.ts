@@ -1,0 +1,150 @@
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import {
+  BalancerRegistry,
+  compile,
+  ConfigHolder,
+  createStatusServer,
+  HealthReporter,
+  nodeCounters,
+  nodeMetricsSource,
+  selfSignedDefault,
+  SharedCallServer,
+  serveNodeStores,
+  SystemResolver,
+  WorkerPool,
+} from '@gatehouse/data-plane';
+import { applyPurgeMessage, LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, proxyCachePurgeChannel, type PluginRuntime } from '@gatehouse/plugins';
+import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
+import { Redis } from 'ioredis';
+import { Counter, Registry } from 'prom-client';
+import type { DataPlaneNode } from './data-plane-node';
+import type { Logger } from './logger';
+import type { NodeMetrics } from './node-metrics';
+import type { Settings } from './settings';
+import { GATEHOUSE_VERSION } from './version';
+
+/**
+ * Marks a process the primary forked as a proxy worker (main.ts runs `runProxyWorker` in it); its value is the
+ * primary's role, so the worker reads the same settings (listen defaults differ between `start` and `data-plane`).
+ */
+export const PROXY_WORKER_ENV = 'GATEHOUSE_PROXY_WORKER';
+/** Tells a proxy worker that the node's oauth2 tokens live in the primary (embedded mode without Redis). */
+export const WORKER_SHARED_TOKENS_ENV = 'GATEHOUSE_WORKER_SHARED_TOKENS';
+
+/**
+ * A data plane with `settings.workers` proxy workers. This process (the primary) follows the bus: one snapshot fetch,
+ * one signature check, one compile (to refuse a bad config and to drive the health checks) and one disk-cache write
+ * per node, then forwards the verified snapshot to every worker. It also holds what Kong keeps per node: the local
+ * rate-limit counters, the memory proxy-cache, the oauth2 tokens of the embedded mode, the balancers' health (active
+ * checks run here once, passive results from every worker are counted here) and the status listener, which sums the
+ * workers' counters and aggregates their metrics.
+ */
+export async function startDataPlanePrimary(
+  settings: Settings,
+  bus: ConfigBus,
+  secret: string,
+  log: Logger,
+  id: string,
+  extraRuntime: PluginRuntime,
+  health: HealthChannel | null,
+  nodeMetrics?: NodeMetrics,
+): Promise<DataPlaneNode> {
+  const registry = nodeMetrics?.registry ?? new Registry();
+  // the primary refuses a bad config before any worker sees it; workers count the same series (0), summed
+  const refused = new Counter({ name: 'gatehouse_data_plane_config_apply_failures_total', help: 'Configurations this data plane refused or failed to apply', registers: [registry] });
+  const cache = extraRuntime.proxyCacheMemory instanceof MemoryCacheStore ? extraRuntime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
+  const purges = settings.redisUrl ? new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) }) : null;
+  purges?.on('error', () => {});
+  if (purges) nodeMetrics?.watchRedis(purges);
+  purges?.on('message', (_channel: string, message: string) => applyPurgeMessage(cache, message));
+  purges?.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
+  const tokens = extraRuntime.oauth2Tokens ?? null;
+  const shared = new SharedCallServer();
+  serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
+
+  const holder = new ConfigHolder();
+  const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver) });
+  balancers.update(holder.current.upstreams);
+  holder.onSwap((next) => balancers.update(next.upstreams));
+  const pool = new WorkerPool({
+    size: settings.workers,
+    shared,
+    balancers,
+    log,
+    env: { [PROXY_WORKER_ENV]: settings.role, GATEHOUSE_DATA_PLANE_ID: id, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
+  });
+  const sync = new DataPlaneSync({
+    bus,
+    secret,
+    cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
+    apply: (snapshot) => {
+      let compiled: ReturnType<typeof compile>;
+      try {
+        compiled = compile(snapshot);
+      } catch (err) {
+        refused.inc();
+        throw err;
+      }
+      for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
+      for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
+      holder.swap(compiled);
+      // where a verified delta would be forwarded too (WorkerPool.publish takes the snapshot; a delta kind goes beside it)
+      pool.publish(snapshot);
+    },
+    currentVersion: () => (holder.loaded ? holder.current.version : null),
+    currentHash: () => (holder.loaded ? holder.current.hash : null),
+    identity: { id, version: GATEHOUSE_VERSION },
+    logger: log,
+    onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
+  });
+  // the config is in place before any worker opens the ports: the cache, then the bus's latest (the workers take a
+  // moment to start, and the first to listen must not serve an empty config while the others start)
+  await sync.restoreFromCache();
+  await sync.start();
+  // the self-signed default certificate is made once, here, before the workers read it
+  if (settings.proxyTlsListen && !(settings.proxyTlsCert && settings.proxyTlsKey)) await selfSignedDefault(settings.dataDir);
+  await pool.start();
+  log.info('proxy workers listening', { workers: settings.workers, pids: pool.pids });
+  // one /metrics for the node wherever it is served (status listener, admin API with `start`)
+  const metricsSource = nodeMetricsSource(registry, pool);
+  nodeMetrics?.aggregateWith(metricsSource);
+
+  const reporter = health
+    ? new HealthReporter({
+        registry: balancers,
+        channel: health,
+        identity: { id, hostname: hostname() },
+        configVersion: () => (holder.loaded ? holder.current.version : 0),
+        log: { warn: log.warn },
+      })
+    : null;
+  await reporter?.start();
+  const status = settings.statusListen
+    ? await createStatusServer({
+        holder,
+        listen: settings.statusListen,
+        counters: () => nodeCounters(pool),
+        details: () => ({ node_id: id, sync: sync.status() }),
+        metrics: metricsSource,
+      })
+    : null;
+  const ports = pool.ports!;
+  return {
+    id,
+    holder,
+    sync,
+    status,
+    listening: { host: settings.proxyListen.host, port: ports.port, tlsPort: ports.tlsPort },
+    workers: pool,
+    reopenLog: () => pool.reopenLogs(),
+    close: async () => {
+      await reporter?.stop();
+      await sync.stop();
+      await status?.close();
+      await pool.stop(2000);
+      balancers.close();
+      purges?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import {
+  AccessLog,
+  compileConfigMessage,
+  ConfigHolder,
+  createDataPlaneServer,
+  DataPlaneMetrics,
+  parseGatewayHeaders,
+  PrimaryLink,
+  readPemPair,
+  selfSignedDefault,
+  SystemResolver,
+  type ConfigMessage,
+} from '@gatehouse/data-plane';
+import { closeFileLogs, closeHttpLogQueues, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { Redis } from 'ioredis';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
+import type { Logger } from './logger';
+import type { Settings } from './settings';
+import { GATEHOUSE_VERSION } from './version';
+
+/**
+ * One proxy worker of a data plane (forked by the primary, see data-plane-primary.ts): it serves the config the
+ * primary verified, on the ports every worker shares. Credentials, routes and plugin chains are its own compiled
+ * copy, so key-auth never leaves the process; the node's shared state (local rate-limit counters, memory proxy-cache,
+ * embedded oauth2 tokens, health) is the primary's, reached over IPC.
+ */
+export async function runProxyWorker(settings: Settings, log: Logger): Promise<void> {
+  const link = new PrimaryLink();
+  const start = await link.waitForStart();
+  const id = settings.dataPlaneId ?? 'unknown';
+  const holder = new ConfigHolder();
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
+  const metrics = new DataPlaneMetrics({ registry, nodeId: id, holder });
+  const applyConfig = (message: ConfigMessage) => {
+    const started = performance.now();
+    try {
+      holder.swap(compileConfigMessage(message));
+      metrics.configApplied(performance.now() - started);
+    } catch (err) {
+      // the primary compiled the same config before forwarding it: this is a fault, and the old config keeps serving
+      metrics.configRefused();
+      log.error('proxy worker cannot apply the configuration', { error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  if (start.config) applyConfig(start.config);
+
+  const redis = settings.redisUrl
+    ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) })
+    : null;
+  redis?.on('error', () => {});
+  const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
+  const runtime: PluginRuntime = {
+    redisPrefix: settings.redisPrefix,
+    log: { warn: log.warn, error: log.error },
+    rateLimitCounters: stores.rateLimitCounters,
+    proxyCacheMemory: stores.proxyCacheMemory,
+    ...(stores.oauth2Tokens ? { oauth2Tokens: stores.oauth2Tokens } : {}),
+  };
+  if (redis) runtime.redis = redis;
+  const accessLog = settings.accessLog ? new AccessLog(settings.accessLog, (err) => log.error('access log: cannot write', { destination: settings.accessLog, error: err.message })) : null;
+  const tls = settings.proxyTlsListen;
+  const defaultCertificate = tls
+    ? settings.proxyTlsCert && settings.proxyTlsKey
+      ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey)
+      : await selfSignedDefault(settings.dataDir)
+    : undefined;
+  const proxy = await createDataPlaneServer({
+    holder,
+    listen: settings.proxyListen,
+    tlsListen: tls,
+    defaultCertificate,
+    runtime,
+    trustedIps: settings.trustedIps,
+    underscoreHeaders: settings.underscoreHeaders,
+    maxBufferedBody: settings.maxBufferedBody,
+    log: { error: log.error, warn: log.warn },
+    // the primary runs the node's active checks and counts passive results; this worker mirrors the outcome
+    balancer: { resolver: new SystemResolver(settings.dnsResolver), activeChecks: false, passiveSink: link.passiveSink },
+    headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
+    accessLog,
+    metrics,
+  });
+
+  let closing = false;
+  const stop = async (graceMs: number) => {
+    if (closing) return;
+    closing = true;
+    const force = setTimeout(() => process.exit(1), graceMs + 2000);
+    force.unref();
+    try {
+      await proxy.close(graceMs);
+      await accessLog?.close();
+      await closeFileLogs();
+      await closeHttpLogQueues();
+      await rateLimitingConnections.close();
+      redis?.disconnect();
+    } finally {
+      process.exit(0);
+    }
+  };
+  link.attach(proxy.balancers, { stats: () => proxy.stats(), registry }, { applyConfig, stop: (graceMs) => void stop(graceMs), reopenLog: () => accessLog?.reopen() });
+  // Ctrl-C reaches the whole process group: the primary orders the stop. A SIGTERM sent to this worker alone stops
+  // it gracefully, and the primary starts a replacement.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => void stop(2000));
+  process.on('SIGUSR1', () => accessLog?.reopen());
+  link.listening(proxy.port, proxy.tlsPort);
+}

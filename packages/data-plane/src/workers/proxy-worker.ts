@@ -1,0 +1,146 @@
+import type { Registry } from 'prom-client';
+import type { Observation } from '../balancer/health';
+import { compile } from '../compile/compile';
+import type { CompiledConfig } from '../compile/types';
+import type { BalancerRegistry } from '../balancer/registry';
+import type { ServerStats } from '../server';
+import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type PassiveMessage, type StartMessage, type ToPrimary, type ToWorker } from './messages';
+import { SharedCallClient } from './shared-calls';
+import { remoteNodeStores, type NodeStores } from './shared-stores';
+
+export interface PrimaryLinkHandlers {
+  /** a verified config from the primary: compile it and swap it in */
+  applyConfig(message: ConfigMessage): void;
+  /** stop accepting, finish in flight within `graceMs`, then exit */
+  stop(graceMs: number): void;
+  reopenLog(): void;
+}
+
+/** What the worker's counts are read from when the primary asks. */
+export interface WorkerCounters {
+  stats(): ServerStats;
+  registry: Registry;
+}
+
+/**
+ * A proxy worker's side of the IPC channel to its primary: the config it serves, the node's health, its calls to the
+ * node's shared stores (`stores`), its passive health observations, and its counts when the primary asks.
+ */
+export class PrimaryLink {
+  readonly calls: SharedCallClient;
+  private passiveQueue: PassiveMessage['observations'] = [];
+  private passiveScheduled = false;
+  private balancers: BalancerRegistry | null = null;
+  private counters: WorkerCounters | null = null;
+  private handlers: PrimaryLinkHandlers | null = null;
+  private lastHealth: HealthMessage | null = null;
+  /** a config that arrived while the proxy was being built; applied when it is attached */
+  private pendingConfig: ConfigMessage | null = null;
+  private readonly started: Promise<StartMessage>;
+
+  constructor(private readonly channel: NodeJS.Process = process) {
+    if (!channel.send) throw new Error('a proxy worker runs under a primary (node:cluster)');
+    this.calls = new SharedCallClient((batch) => this.send(batch));
+    let onStart!: (message: StartMessage) => void;
+    this.started = new Promise((resolve) => (onStart = resolve));
+    channel.on('message', (message: unknown) => {
+      if (!isGatehouseMessage(message)) return;
+      const m = message as ToWorker;
+      if (m.gatehouse === 'start') {
+        this.lastHealth = m.health;
+        return onStart(m);
+      }
+      this.receive(m);
+    });
+    // the primary is gone (crashed or killed): a worker never outlives it
+    channel.on('disconnect', () => {
+      this.calls.close();
+      process.exit(0);
+    });
+  }
+
+  private send(message: ToPrimary): void {
+    this.channel.send!(message);
+  }
+
+  /** the first message: the config to serve before the ports open, and the node's health */
+  waitForStart(): Promise<StartMessage> {
+    this.send({ gatehouse: 'hello' });
+    return this.started;
+  }
+
+  /** The node's shared stores, reached through the primary. */
+  stores(withTokens: boolean): NodeStores {
+    return remoteNodeStores(this.calls, withTokens);
+  }
+
+  /** Where the balancers send passive observations (`BalancerRegistryOptions.passiveSink`). */
+  readonly passiveSink = (upstreamId: string, addressKey: string, observation: Observation): void => {
+    // the same observation of the same address again (a healthy stream of successes): counted, not repeated
+    const last = this.passiveQueue[this.passiveQueue.length - 1];
+    if (last !== undefined && last[2] === observation && last[1] === addressKey && last[0] === upstreamId) last[3]++;
+    else this.passiveQueue.push([upstreamId, addressKey, observation, 1]);
+    if (this.passiveScheduled) return;
+    this.passiveScheduled = true;
+    setImmediate(() => {
+      this.passiveScheduled = false;
+      const observations = this.passiveQueue;
+      this.passiveQueue = [];
+      this.send({ gatehouse: 'passive', observations });
+    });
+  };
+
+  /** Wires the served proxy: its balancers mirror the node's health, its counts answer the primary. */
+  attach(balancers: BalancerRegistry, counters: WorkerCounters, handlers: PrimaryLinkHandlers): void {
+    this.balancers = balancers;
+    this.counters = counters;
+    this.handlers = handlers;
+    if (this.lastHealth) balancers.mirrorHealth(this.lastHealth.states);
+    const pending = this.pendingConfig;
+    this.pendingConfig = null;
+    if (pending) handlers.applyConfig(pending);
+  }
+
+  /** The ports are open. */
+  listening(port: number, tlsPort: number | null): void {
+    this.send({ gatehouse: 'listening', port, tlsPort });
+  }
+
+  private receive(message: ToWorker): void {
+    switch (message.gatehouse) {
+      case 'replies':
+        return this.calls.receive(message);
+      case 'config':
+        if (this.handlers) return this.handlers.applyConfig(message);
+        this.pendingConfig = message;
+        return;
+      case 'health':
+        this.lastHealth = message;
+        return this.balancers?.mirrorHealth(message.states);
+      case 'report?': {
+        const counters = this.counters;
+        if (!counters) return;
+        const id = message.id;
+        void counters.registry.getMetricsAsJSON().then((metrics) => this.send({ gatehouse: 'report', id, stats: counters.stats(), metrics }));
+        return;
+      }
+      case 'stop':
+        if (this.handlers) return this.handlers.stop(message.graceMs);
+        process.exit(0);
+        return;
+      case 'reopen-log':
+        return this.handlers?.reopenLog();
+    }
+  }
+}
+
+/**
+ * The compiled config a config message stands for. `snapshot` compiles the whole config; an incremental kind (a
+ * verified delta) would be applied here to the worker's current compiled config, in place of a full compile.
+ */
+export function compileConfigMessage(message: ConfigMessage): CompiledConfig {
+  switch (message.kind) {
+    case 'snapshot':
+      return compile(message.snapshot);
+  }
+}
