@@ -28,6 +28,8 @@ export interface EntityKind {
   prepare?(entity: Record<string, unknown>, ctx: WriteContext): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** runs in the write's transaction once the row is stored (rows of other entities that reference it) */
   afterWrite?(entity: StoredEntity, ctx: WriteContext): Promise<void>;
+  /** runs in the delete's transaction before the row goes; throw a DbError to refuse (references the schema cannot express) */
+  beforeDelete?(entity: StoredEntity, trx: Executor): Promise<void>;
   /** adds what lives in other tables to entities about to be returned (a certificate's `snis` names) */
   expand?(entities: Record<string, unknown>[], ex: Executor): Promise<void>;
   /** what the admin API returns for a stored entity; default: the entity itself */

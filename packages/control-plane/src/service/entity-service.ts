@@ -139,7 +139,12 @@ export class EntityService {
   async remove(kind: EntityKind, ref: string, scope?: Scope): Promise<boolean> {
     const existing = await this.find(kind, ref, scope);
     if (!existing) return false;
-    return this.store.write((trx) => this.store.repo(kind.def.name).delete(trx, existing.id));
+    return this.store.write((trx) => this.deleteIn(trx, kind, existing));
+  }
+
+  private async deleteIn(trx: Executor, kind: EntityKind, existing: StoredEntity): Promise<boolean> {
+    await kind.beforeDelete?.(existing, trx);
+    return this.store.repo(kind.def.name).delete(trx, existing.id);
   }
 
   // ── the same, inside a caller's transaction (composite writes such as legacy /apis) ──
@@ -213,7 +218,7 @@ export class EntityService {
   async removeIn(trx: Executor, kind: EntityKind, ref: string, scope?: Scope): Promise<boolean> {
     const existing = await this.find(kind, ref, scope, trx);
     if (!existing) return false;
-    return this.store.repo(kind.def.name).delete(trx, existing.id);
+    return this.deleteIn(trx, kind, existing);
   }
 
   /** the checks of a create without writing (Kong's POST /schemas/{entity}/validate) */
