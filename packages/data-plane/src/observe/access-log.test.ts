@@ -48,6 +48,13 @@ describe('access log line', () => {
     });
   });
 
+  it('keeps other text as it is and escapes lone surrogates, so every line stays valid JSON', () => {
+    const line = accessLogLine({ ...base, path: '/café/🙂', rawQuery: 'q=\ud800', consumer: { id: 'c-id', username: 'zoë' } as never });
+    expect(line).toContain('"path":"/café/🙂"');
+    expect(line).toContain('"query":"q=\\ud800"');
+    expect(JSON.parse(line)).toMatchObject({ path: '/café/🙂', query: 'q=\ud800', consumer: 'zoë' });
+  });
+
   it('writes null for what a gateway answer does not have', () => {
     const line = JSON.parse(accessLogLine({ ...base, route: null, service: null, consumer: null, upstreamTarget: null, upstreamUri: null, source: 'kong', latencies: { kong: 4, proxy: -1, request: 4 }, completed: false }));
     expect(line).toMatchObject({ route: null, service: null, consumer: null, upstream: null, upstream_uri: null, source: 'kong', latencies: { kong: 4, proxy: -1, request: 4 }, completed: false });

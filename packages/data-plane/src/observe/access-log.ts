@@ -1,6 +1,11 @@
 import { AppendLog } from '@gatehouse/plugins';
 import type { ExchangeSummary } from '@gatehouse/plugins';
 
+/** lines wait at most this long (ms) to be written together… */
+const FLUSH_DELAY_MS = 50;
+/** …or until this many bytes wait */
+const FLUSH_BYTES = 64 * 1024;
+
 /**
  * The proxy's access log: one JSON line per request, written through a buffered asynchronous writer (never on the
  * request path). `reopen()` lets go of the file so a rotated one is started (SIGUSR1).
@@ -13,7 +18,7 @@ export class AccessLog {
     destination: string,
     onError?: (err: Error) => void,
   ) {
-    this.out = new AppendLog(destination, { onError });
+    this.out = new AppendLog(destination, { onError, flushDelayMs: FLUSH_DELAY_MS, flushBytes: FLUSH_BYTES });
   }
 
   get dropped(): number {
@@ -53,8 +58,17 @@ function isoTime(ms: number): string {
   return isoText;
 }
 
-/** A JSON string, or null. */
-const str = (value: string | null | undefined): string => (value == null ? 'null' : JSON.stringify(value));
+/** No character of `s` needs escaping in JSON (control characters, `"`, `\\`, surrogates). */
+function plainJson(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
+/** A JSON string, or null. Most values (addresses, names, paths) need no escaping and are only quoted. */
+const str = (value: string | null | undefined): string => (value == null ? 'null' : plainJson(value) ? `"${value}"` : JSON.stringify(value));
 
 /**
  * One access log line (JSON, no newline). Written out field by field: it runs once per request, and a generic
