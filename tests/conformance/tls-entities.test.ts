@@ -219,6 +219,54 @@ describe.each(['postgres', 'pglite'] as const)('TLS entities (%s)', (backend) =>
     expect(ok.status).toBe(201);
   });
 
+  describe('certificates other entities use cannot be deleted', () => {
+    it('a service\'s client_certificate: DELETE → 400 foreign key violation referenced by services, nothing deleted', async () => {
+      const cert = (await http().post('/certificates').send({ cert: ecA.cert, key: ecA.key, snis: ['in-use.test'] })).body;
+      const svc = await http().post('/services').send({ name: 'mtls-in-use', url: 'https://up.test', client_certificate: { id: cert.id } });
+      expect(svc.status).toBe(201);
+      const refused = await http().delete(`/certificates/${cert.id}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({
+        code: 4,
+        name: 'foreign key violation',
+        message: "an existing 'services' entity references this 'certificates' entity",
+        fields: { '@referenced_by': 'services' },
+      });
+      expect((await http().get(`/certificates/${cert.id}`)).status).toBe(200);
+      expect((await http().get('/snis/in-use.test')).status).toBe(200);
+      // once the service lets go of it, it can go
+      expect((await http().patch(`/services/${svc.body.id}`).send({ client_certificate: null })).status).toBe(200);
+      expect((await http().delete(`/certificates/${cert.id}`)).status).toBe(204);
+      expect((await http().get(`/certificates/${cert.id}`)).status).toBe(404);
+    });
+
+    it('an upstream\'s client_certificate: must exist on write, and its certificate cannot be deleted while used', async () => {
+      const missing = '00000000-0000-4000-8000-0000000000dd';
+      const bad = await http().post('/upstreams').send({ name: 'mtls-missing.upstream', client_certificate: { id: missing } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ code: 4, fields: { client_certificate: `the foreign key '{id="${missing}"}' does not reference an existing 'certificates' entity.` } });
+      const cert = (await http().post('/certificates').send({ cert: ecB.cert, key: ecB.key })).body;
+      const upstream = await http().post('/upstreams').send({ name: 'mtls-in-use.upstream', client_certificate: { id: cert.id } });
+      expect(upstream.status).toBe(201);
+      const refused = await http().delete(`/certificates/${cert.id}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 4, message: "an existing 'upstreams' entity references this 'certificates' entity", fields: { '@referenced_by': 'upstreams' } });
+      expect((await http().delete(`/upstreams/${upstream.body.id}`)).status).toBe(204);
+      expect((await http().delete(`/certificates/${cert.id}`)).status).toBe(204);
+    });
+
+    it('a CA certificate a service lists in ca_certificates: DELETE → 400 referenced by others, as Kong says it', async () => {
+      const caCert = (await http().post('/ca_certificates').send({ cert: certs.ca().cert })).body;
+      const svc = (await http().post('/services').send({ name: 'verify-in-use', url: 'https://up.test', tls_verify: true, ca_certificates: [caCert.id] })).body;
+      const refused = await http().delete(`/ca_certificates/${caCert.id}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 19, name: 'referenced by others', message: `ca certificate ${caCert.id} is still referenced by services (id = ${svc.id})` });
+      expect((await http().get(`/ca_certificates/${caCert.id}`)).status).toBe(200);
+      expect((await http().patch(`/services/${svc.id}`).send({ ca_certificates: null })).status).toBe(200);
+      expect((await http().delete(`/ca_certificates/${caCert.id}`)).status).toBe(204);
+    });
+  });
+
   describe('snis', () => {
     it.each([
       ['foo.*.test', 'wildcard must be leftmost or rightmost character'],

@@ -208,6 +208,23 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
     }
   });
 
+  it('GET / lists the TLS proxy listener as Kong does (ssl, http2) with start; a control plane lists no proxy listener', async () => {
+    const { configuration } = (await admin('GET', '/')).body;
+    if (name === 'embedded') {
+      const plainPort = Number(new URL(topology.dataPlanes[0]!.proxyUrl).port);
+      const tlsPort = Number(new URL(topology.dataPlanes[0]!.proxyTlsUrl).port);
+      expect(configuration.proxy_listen).toEqual([`127.0.0.1:${plainPort}`, `127.0.0.1:${tlsPort} http2 ssl`]);
+      expect(configuration.proxy_listeners).toEqual([
+        { ip: '127.0.0.1', port: plainPort, ssl: false, http2: false, proxy_protocol: false, deferred: false, reuseport: false, backlog: null, listener: `127.0.0.1:${plainPort}` },
+        { ip: '127.0.0.1', port: tlsPort, ssl: true, http2: true, proxy_protocol: false, deferred: false, reuseport: false, backlog: null, listener: `127.0.0.1:${tlsPort} http2 ssl` },
+      ]);
+    } else {
+      expect(configuration.role).toBe('control_plane');
+      expect(configuration.proxy_listen).toEqual([]);
+      expect(configuration.proxy_listeners).toEqual([]);
+    }
+  });
+
   it('proxies HTTPS/1.1 with the same routing and X-Forwarded-Proto: https', async () => {
     for (const dp of topology.dataPlanes) {
       const res = await httpsGet(dp, '/hello?x=1', 'a.tls.test');

@@ -82,7 +82,7 @@ export async function startControlPlaneNode(
     hostname: hostname(),
     role: settings.role === 'all' ? 'traditional' : 'control_plane',
     adminListen: [listenText(settings.adminListen)],
-    proxyListen: settings.role === 'all' ? [listenText(settings.proxyListen)] : [],
+    proxyListen: settings.role === 'all' ? [listenText(settings.proxyListen), ...(settings.proxyTlsListen ? [`${listenText(settings.proxyTlsListen)} http2 ssl`] : [])] : [],
     statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, publisher: publisher?.status(), ...opts.statusExtras?.() }),
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,

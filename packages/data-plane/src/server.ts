@@ -13,7 +13,7 @@ import { closeServer, listenOn, type ListenAddress } from './listen';
 import type { DataPlaneMetrics } from './metrics/data-plane-metrics';
 import type { AccessLog } from './observe/access-log';
 import { ExchangeObserver } from './observe/exchange-end';
-import { ExchangeTrace, stampGatewayResponse } from './observe/exchange-trace';
+import { ExchangeTrace, stampGatewayHeaders, stampGatewayResponse } from './observe/exchange-trace';
 import { defaultGatewayHeaders, type GatewayHeaders } from './observe/gateway-headers';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
@@ -327,10 +327,16 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: string): void {
     stats.total_requests++;
     socket.on('error', () => socket.destroy());
-    const answerFixed = (r: FixedResponse) => sendOnSocket(socket as Socket, r.status, r.headers, r.body);
+    const trace = new ExchangeTrace(req, gatewayHeaders);
+    const answerFixed = (r: FixedResponse) => {
+      const headers = { ...r.headers };
+      stampGatewayHeaders(headers, trace);
+      sendOnSocket(socket as Socket, r.status, headers, r.body);
+    };
     const answerPlugin = (response: PluginResponse, ex: Exchange) => {
       const rendered = renderPluginResponse(response);
       if (ex.responseHeaders !== null) for (const [name, value] of ex.responseHeaders) rendered.headers[name] ??= value;
+      stampGatewayHeaders(rendered.headers, trace);
       sendOnSocket(socket as Socket, rendered.status, rendered.headers, rendered.body);
     };
     const proceed = (ex: Exchange) => {
@@ -342,19 +348,19 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     };
     const settle = (outcome: ChainOutcome, ex: Exchange) => (outcome === null ? proceed(ex) : answerPlugin(outcome, ex));
     try {
-      const admitted = admit(req, scheme);
+      const admitted = admit(req, scheme, trace);
       if (!(admitted instanceof Exchange)) return answerFixed(admitted);
       const outcome = runChain(admitted, admitted.compiledRoute.chain, admitted.config.consumers, log);
       if (!isThenable(outcome)) return settle(outcome, admitted);
       outcome.then(
         (settled) => settle(settled, admitted),
         (err: unknown) => {
-          failed('upgrade failed', err);
+          failed('upgrade failed', err, trace);
           answerFixed(ProxyErrors.unexpected);
         },
       );
     } catch (err) {
-      failed('upgrade failed', err);
+      failed('upgrade failed', err, trace);
       answerFixed(ProxyErrors.unexpected);
     }
   }

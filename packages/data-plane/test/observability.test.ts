@@ -25,6 +25,8 @@ import {
 } from '@gatehouse/testkit';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { Registry } from 'prom-client';
+import WebSocket from 'ws';
+import type { IncomingMessage } from 'node:http';
 import { AccessLog, compile, ConfigHolder, createDataPlaneServer, DataPlaneMetrics, parseGatewayHeaders, type DataPlaneServer, type ForwarderKind } from '../src';
 import { closedPort, quietLog, send } from './harness';
 
@@ -104,6 +106,25 @@ async function accessLine(file: string, requestId: unknown): Promise<any> {
   return found;
 }
 
+/** A WebSocket upgrade: the head of the answer (101 or a refusal) and, once open, the upstream's first message. */
+function upgrade(port: number, path: string, headers: Record<string, string> = {}): Promise<{ response: IncomingMessage; first: any }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, { headers });
+    let response: IncomingMessage | null = null;
+    ws.once('upgrade', (res) => (response = res));
+    ws.once('message', (data) => {
+      ws.close();
+      resolve({ response: response!, first: JSON.parse(data.toString()) });
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      res.resume();
+      ws.terminate();
+      resolve({ response: res, first: null });
+    });
+    ws.once('error', reject);
+  });
+}
+
 describe.each(['undici', 'http-proxy'] as const)('gateway headers (%s)', (forwarder) => {
   let echo: EchoUpstream;
   let gw: Gateway;
@@ -165,6 +186,40 @@ describe.each(['undici', 'http-proxy'] as const)('gateway headers (%s)', (forwar
     expect(res.json.headers['x-kong-request-id']).toMatch(REQUEST_ID);
     const refused = await send(off.dp.port, '/nothing');
     for (const name of ['x-kong-response-latency', 'x-kong-request-id', 'server']) expect(refused.headers[name]).toBeUndefined();
+  });
+
+  it('stamps a WebSocket 101 like any proxied response; the upstream gets the same request id', async () => {
+    const { response, first } = await upgrade(gw.dp.port, '/ok/socket');
+    expect(response.statusCode).toBe(101);
+    expect(response.headers['x-kong-upstream-latency']).toMatch(/^\d+$/);
+    expect(response.headers['x-kong-proxy-latency']).toMatch(/^\d+$/);
+    expect(response.headers['x-kong-request-id']).toMatch(REQUEST_ID);
+    expect(response.headers.via).toBe('1.1 gatehouse/test');
+    expect(response.headers.upgrade).toBe('websocket');
+    expect(first.headers['x-kong-request-id']).toBe(response.headers['x-kong-request-id']);
+  });
+
+  it('stamps a refused upgrade like the gateway\'s own answers', async () => {
+    for (const [path, status] of [['/nothing', 404], ['/gone', 410]] as const) {
+      const { response } = await upgrade(gw.dp.port, path);
+      expect(response.statusCode).toBe(status);
+      expect(response.headers['x-kong-response-latency']).toMatch(/^\d+$/);
+      expect(response.headers['x-kong-request-id']).toMatch(REQUEST_ID);
+      expect(response.headers.server).toBe('gatehouse/test');
+      expect(response.headers.via).toBeUndefined();
+    }
+  });
+
+  it('stamps upgrades as GATEHOUSE_HEADERS chooses: none with off, only the request id when listed alone', async () => {
+    const quiet = await upgrade(off.dp.port, '/ok/socket');
+    expect(quiet.response.statusCode).toBe(101);
+    for (const name of ['x-kong-upstream-latency', 'x-kong-proxy-latency', 'x-kong-request-id', 'via']) expect(quiet.response.headers[name]).toBeUndefined();
+    expect(quiet.first.headers['x-kong-request-id']).toMatch(REQUEST_ID);
+    const refused = await upgrade(off.dp.port, '/nothing');
+    for (const name of ['x-kong-response-latency', 'x-kong-request-id', 'server']) expect(refused.response.headers[name]).toBeUndefined();
+    const listed = await upgrade(idOnly.dp.port, '/ok/socket');
+    expect(listed.response.headers['x-kong-request-id']).toMatch(REQUEST_ID);
+    for (const name of ['x-kong-upstream-latency', 'x-kong-proxy-latency', 'via']) expect(listed.response.headers[name]).toBeUndefined();
   });
 
   it('adds only the listed headers', async () => {

@@ -11,6 +11,7 @@ export interface NodeInfo {
   /** Kong's role names: traditional | control_plane | data_plane */
   role: string;
   adminListen: string[];
+  /** Kong's `proxy_listen` entries: `ip:port`, then flags (`0.0.0.0:8443 http2 ssl` for a TLS listener) */
   proxyListen: string[];
   /** counters of the admin server (filled by startAdminServer) */
   counters: ServerCounters;
@@ -29,11 +30,28 @@ export function newCounters(): ServerCounters {
   return { connections_active: 0, connections_accepted: 0, connections_handled: 0, total_requests: 0 };
 }
 
-function listener(spec: string): Record<string, unknown> {
-  const at = spec.lastIndexOf(':');
-  const ip = at > 0 ? spec.slice(0, at) : '0.0.0.0';
-  const port = Number(at >= 0 ? spec.slice(at + 1) : spec);
-  return { ip, port, ssl: false, http2: false, proxy_protocol: false, deferred: false, reuseport: false, backlog: null, listener: spec };
+/**
+ * One of Kong's `*_listeners` entries from a listen spec as Kong writes it, `ip:port` then flags (`ssl`, `http2`, …):
+ * `0.0.0.0:8443 http2 ssl` → `{ip: '0.0.0.0', port: 8443, ssl: true, http2: true, …, listener: '0.0.0.0:8443 http2 ssl'}`.
+ */
+export function listener(spec: string): Record<string, unknown> {
+  const [address = '', ...flags] = spec.trim().split(/\s+/);
+  const at = address.lastIndexOf(':');
+  const ip = at > 0 ? address.slice(0, at) : '0.0.0.0';
+  const port = Number(at >= 0 ? address.slice(at + 1) : address);
+  const has = (flag: string) => flags.includes(flag);
+  const backlog = flags.find((f) => f.startsWith('backlog='));
+  return {
+    ip,
+    port,
+    ssl: has('ssl'),
+    http2: has('http2'),
+    proxy_protocol: has('proxy_protocol'),
+    deferred: has('deferred'),
+    reuseport: has('reuseport'),
+    backlog: backlog === undefined ? null : Number(backlog.slice('backlog='.length)),
+    listener: [`${ip}:${port}`, ...flags].join(' '),
+  };
 }
 
 /** GET / (Kong's node information, read by Kong Manager and decK) and GET /status. */

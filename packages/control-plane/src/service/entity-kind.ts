@@ -56,7 +56,7 @@ export interface EntityKind {
   notFound?(ref: string): Error;
   /** DELETE of an absent entity answers 404 instead of Kong's usual 204 */
   deleteMissingIsNotFound?: boolean;
-  /** runs in the delete's transaction before the row goes; throw to refuse */
+  /** runs in the delete's transaction before the row goes; throw a DbError to refuse (references the schema cannot express) */
   beforeDelete?(entity: StoredEntity, ctx: WriteContext): Promise<void>;
   /** runs in the delete's transaction once the row is gone (what the entity owned alone) */
   afterDelete?(entity: StoredEntity, ctx: WriteContext): Promise<void>;

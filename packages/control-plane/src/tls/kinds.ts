@@ -13,6 +13,7 @@ import type { EntityKind } from '../service/entity-kind';
 import type { ConfigStore } from '../store/config-store';
 import type { Executor, StoredEntity } from '../store/entity-repository';
 import type { Keyring } from '../keys/keyring';
+import { refuseReferencedCaCertificate, refuseReferencedCertificate } from './certificate-references';
 
 /** Private key fields of a certificate, sealed at rest with the keys' keyring. */
 const KEY_FIELDS = ['key', 'key_alt'] as const;
@@ -109,6 +110,7 @@ export function certificateKind(keyring: Keyring, store: Pick<ConfigStore, 'repo
         await store.repo(snis.name).insert(ctx.trx, sni);
       }
     },
+    beforeDelete: refuseReferencedCertificate,
     present(entity) {
       return openCertificateKeys(entity, keyring);
     },
@@ -127,6 +129,7 @@ export const caCertificateKind: EntityKind = {
   prepare(entity) {
     return { ...entity, cert_digest: caCertificateDigest(String(entity.cert)) };
   },
+  beforeDelete: refuseReferencedCaCertificate,
 };
 
 export const vaultKind: EntityKind = { def: vaults };

@@ -1,29 +1,18 @@
 import type { AdminContext } from '../http/context';
 import type { Keyring } from '../keys/keyring';
-import { BUNDLED_VAULTS, certificates, Errors, HttpError, kongEntitySchemaOf, vaults } from '@gatehouse/core';
-import type { EntityKind } from '../service/entity-kind';
+import { BUNDLED_VAULTS, HttpError, kongEntitySchemaOf, vaults } from '@gatehouse/core';
 import { param } from '../http/context';
+import { checkClientCertificate } from './certificate-references';
 import { caCertificateKind, certificateKind, sniKind, vaultKind } from './kinds';
 
 /**
  * Admin endpoints of the TLS entities, all generated: `/certificates`, `/snis`, `/certificates/{c}/snis[/{s}]`,
  * `/snis/{s}/certificate`, `/ca_certificates`, `/vaults`. Deleting a certificate removes its SNIs through the
- * foreign key's ON DELETE CASCADE, in the delete's transaction.
+ * foreign key's ON DELETE CASCADE, in the delete's transaction; one a service or an upstream uses is refused.
  */
-/** A service's `client_certificate` must name an existing certificate (Kong's foreign key). */
-function checkClientCertificate(services: EntityKind, ctx: AdminContext): void {
-  const previous = services.validate?.bind(services);
-  services.validate = async (entity, write) => {
-    await previous?.(entity, write);
-    const ref = entity.client_certificate as { id?: string } | null | undefined;
-    if (ref?.id && !(await ctx.store.repo(certificates.name).findById(write.trx, ref.id))) {
-      throw Errors.foreignKey('client_certificate', ref.id, certificates.name);
-    }
-  };
-}
-
 export function mountTlsRoutes(ctx: AdminContext, keyring: Keyring): void {
-  checkClientCertificate(ctx.entities.kind('services'), ctx);
+  checkClientCertificate(ctx.entities.kind('services'));
+  checkClientCertificate(ctx.entities.kind('upstreams'));
   ctx.mountEntity(ctx.entities.register(certificateKind(keyring, ctx.store)));
   ctx.mountEntity(ctx.entities.register(sniKind));
   ctx.mountEntity(ctx.entities.register(caCertificateKind));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ExchangeSummary } from '@gatehouse/plugins';
-import { accessLogLine } from './access-log';
+import { accessLogLine, isoTime } from './access-log';
 
 const base: ExchangeSummary = {
   requestId: '0123456789abcdef0123456789abcdef',
@@ -48,8 +48,20 @@ describe('access log line', () => {
     });
   });
 
+  it('keeps other text as it is and escapes lone surrogates, so every line stays valid JSON', () => {
+    const line = accessLogLine({ ...base, path: '/café/🙂', rawQuery: 'q=\ud800', consumer: { id: 'c-id', username: 'zoë' } as never });
+    expect(line).toContain('"path":"/café/🙂"');
+    expect(line).toContain('"query":"q=\\ud800"');
+    expect(JSON.parse(line)).toMatchObject({ path: '/café/🙂', query: 'q=\ud800', consumer: 'zoë' });
+  });
+
   it('writes null for what a gateway answer does not have', () => {
     const line = JSON.parse(accessLogLine({ ...base, route: null, service: null, consumer: null, upstreamTarget: null, upstreamUri: null, source: 'kong', latencies: { kong: 4, proxy: -1, request: 4 }, completed: false }));
     expect(line).toMatchObject({ route: null, service: null, consumer: null, upstream: null, upstream_uri: null, source: 'kong', latencies: { kong: 4, proxy: -1, request: 4 }, completed: false });
+  });
+
+  it('formats times as toISOString does, across seconds, days and years', () => {
+    const times = [Date.UTC(2026, 0, 2, 3, 4, 5, 0), Date.UTC(2026, 0, 2, 3, 4, 5, 7), Date.UTC(2026, 0, 2, 3, 4, 5, 42), Date.UTC(2026, 0, 2, 3, 4, 5, 999), Date.UTC(2026, 0, 2, 3, 4, 6, 1), Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1, 0, 0, 0, 0), 0];
+    for (const ms of times) expect(isoTime(ms)).toBe(new Date(ms).toISOString());
   });
 });

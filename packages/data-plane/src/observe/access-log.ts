@@ -1,6 +1,11 @@
 import { AppendLog } from '@gatehouse/plugins';
 import type { ExchangeSummary } from '@gatehouse/plugins';
 
+/** lines wait at most this long (ms) to be written together… */
+const FLUSH_DELAY_MS = 50;
+/** …or until this many bytes wait */
+const FLUSH_BYTES = 64 * 1024;
+
 /**
  * The proxy's access log: one JSON line per request, written through a buffered asynchronous writer (never on the
  * request path). `reopen()` lets go of the file so a rotated one is started (SIGUSR1).
@@ -13,7 +18,7 @@ export class AccessLog {
     destination: string,
     onError?: (err: Error) => void,
   ) {
-    this.out = new AppendLog(destination, { onError });
+    this.out = new AppendLog(destination, { onError, flushDelayMs: FLUSH_DELAY_MS, flushBytes: FLUSH_BYTES });
   }
 
   get dropped(): number {
@@ -41,34 +46,75 @@ export class AccessLog {
   }
 }
 
-let isoMs = -1;
-let isoText = '';
+let isoSecond = -1;
+/** `2026-01-02T03:04:05.` of the second last formatted */
+let isoPrefix = '';
 
-/** ISO time of an epoch millisecond; consecutive lines of the same millisecond share one conversion. */
-function isoTime(ms: number): string {
-  if (ms !== isoMs) {
-    isoMs = ms;
-    isoText = new Date(ms).toISOString();
+/** ISO time of an epoch millisecond (`…T03:04:05.678Z`); the date and time up to the second are formatted once a second. */
+export function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
   }
-  return isoText;
+  const milli = ms - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
-/** A JSON string, or null. */
-const str = (value: string | null | undefined): string => (value == null ? 'null' : JSON.stringify(value));
+/** No character of `s` needs escaping in JSON (control characters, `"`, `\\`, surrogates). */
+function plainJson(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
+/** A JSON string, or null. Most values (addresses, names, paths) need no escaping and are only quoted. */
+const str = (value: string | null | undefined): string => (value == null ? 'null' : plainJson(value) ? `"${value}"` : JSON.stringify(value));
+
+/** the quoted label of a route, service or consumer: worked out once per entity object (one per snapshot) */
+const labels = new WeakMap<object, string>();
+
+function labelOf<T extends object>(entity: T | null, label: (e: T) => string): string {
+  if (entity === null) return 'null';
+  let quoted = labels.get(entity);
+  if (quoted === undefined) labels.set(entity, (quoted = str(label(entity))));
+  return quoted;
+}
+
+const routeLabel = (r: NonNullable<ExchangeSummary['route']>) => r.name ?? r.id;
+const serviceLabel = (s: NonNullable<ExchangeSummary['service']>) => s.name ?? s.id;
+const consumerLabel = (c: NonNullable<ExchangeSummary['consumer']>) => c.username ?? c.id;
+
+let upstreamHost = '';
+let upstreamPort = -1;
+let upstreamText = 'null';
+
+/** `"host:port"` of the upstream target (IPv6 in brackets); consecutive lines of the same target share it */
+function upstreamOf(target: ExchangeSummary['upstreamTarget']): string {
+  if (target === null) return 'null';
+  if (target.host !== upstreamHost || target.port !== upstreamPort) {
+    upstreamHost = target.host;
+    upstreamPort = target.port;
+    upstreamText = str(`${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`);
+  }
+  return upstreamText;
+}
 
 /**
  * One access log line (JSON, no newline). Written out field by field: it runs once per request, and a generic
- * JSON.stringify of a nested object costs several times more.
+ * JSON.stringify of a nested object costs several times more. Labels of entities and the upstream are quoted once,
+ * not per line.
  */
 export function accessLogLine(s: ExchangeSummary): string {
-  const target = s.upstreamTarget;
-  const upstream = target ? `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}` : null;
   const l = s.latencies;
   return (
-    `{"time":"${isoTime(s.startedAt)}","request_id":"${s.requestId}","client_ip":${str(s.clientIp)},"method":${str(s.method)}` +
+    // an address (checked by isIP when it comes from X-Forwarded-For) and a method (HTTP token characters) need no escaping
+    `{"time":"${isoTime(s.startedAt)}","request_id":"${s.requestId}","client_ip":"${s.clientIp}","method":"${s.method}"` +
     `,"path":${str(s.path)},"query":${str(s.rawQuery)},"status":${s.status}` +
-    `,"route":${str(s.route ? (s.route.name ?? s.route.id) : null)},"service":${str(s.service ? (s.service.name ?? s.service.id) : null)}` +
-    `,"consumer":${str(s.consumer ? (s.consumer.username ?? s.consumer.id) : null)},"upstream":${str(upstream)},"upstream_uri":${str(s.upstreamUri)}` +
+    `,"route":${labelOf(s.route, routeLabel)},"service":${labelOf(s.service, serviceLabel)}` +
+    `,"consumer":${labelOf(s.consumer, consumerLabel)},"upstream":${upstreamOf(s.upstreamTarget)},"upstream_uri":${str(s.upstreamUri)}` +
     `,"source":"${s.source}","latencies":{"kong":${l.kong},"proxy":${l.proxy},"request":${l.request}}` +
     `,"bytes":{"request":${s.requestSize},"response":${s.responseSize}},"completed":${s.completed}}`
   );

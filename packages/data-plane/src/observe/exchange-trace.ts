@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { UpstreamTarget } from '../compile/types';
 import type { GatewayHeaders } from './gateway-headers';
 import { newRequestId } from './request-id';
@@ -55,6 +55,30 @@ export function stampGatewayResponse(res: ServerResponse, trace: ExchangeTrace |
   if (h.requestId) res.setHeader('X-Kong-Request-Id', trace.requestId);
   if (h.responseLatency) res.setHeader('X-Kong-Response-Latency', String(millis(trace.startedAt, performance.now())));
   if (h.server) res.setHeader('Server', h.serverToken);
+}
+
+/** The headers of the gateway's own answer written straight on a socket (an upgrade it refuses), as stampGatewayResponse. */
+export function stampGatewayHeaders(headers: Record<string, string>, trace: ExchangeTrace): void {
+  const h = trace.headers;
+  if (h.requestId) headers['X-Kong-Request-Id'] = trace.requestId;
+  if (h.responseLatency) headers['X-Kong-Response-Latency'] = String(millis(trace.startedAt, performance.now()));
+  if (h.server) headers.Server = h.serverToken;
+}
+
+/**
+ * The head of an upstream's answer to an upgrade (its 101, or whatever it answered instead), as the WebSocket relay
+ * writes it from `headers` (the upstream's, lower-case names): the same headers as any proxied response.
+ */
+export function stampUpgradeResponse(headers: IncomingHttpHeaders, trace: ExchangeTrace): void {
+  const list: string[] = [];
+  const via = headers.via;
+  delete headers.via;
+  stampProxiedResponse(list, trace, via === undefined ? null : via);
+  for (let i = 0; i < list.length; i += 2) {
+    const name = list[i]!;
+    delete headers[name.toLowerCase()];
+    headers[name] = list[i + 1]!;
+  }
 }
 
 /**

@@ -53,6 +53,8 @@ class Summary implements ExchangeSummary {
   readonly upstreamUri: string | null;
   readonly upstreamTarget: ExchangeSummary['upstreamTarget'];
   readonly completed: boolean;
+  /** the request size once read (the prometheus plugin and the access log both read it) */
+  private requestBytes = -1;
 
   constructor(
     private readonly trace: ExchangeTrace,
@@ -91,7 +93,8 @@ class Summary implements ExchangeSummary {
   }
 
   get requestSize(): number {
-    return headBytes(this.trace.req) + bodyBytes(this.trace.req, this.ex);
+    if (this.requestBytes < 0) this.requestBytes = headBytes(this.trace.req) + bodyBytes(this.trace.req, this.ex);
+    return this.requestBytes;
   }
 
   get responseHeaders(): ExchangeSummary['responseHeaders'] {

@@ -38,6 +38,8 @@ export async function createTlsListener(options: TlsListenerOptions): Promise<{ 
   const server = createSecureServer(
     {
       allowHTTP1: true,
+      // as node:http does on the plain listener: a response goes out when written, not after the peer's ACK
+      noDelay: true,
       minVersion: 'TLSv1.2',
       maxVersion: 'TLSv1.3',
       cert: options.defaultCertificate.cert,

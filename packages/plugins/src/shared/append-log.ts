@@ -1,28 +1,42 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { LineBuffer } from './line-buffer';
 
 export interface AppendLogOptions {
   /** open the file for each batch and close it after (Kong file-log's `reopen`), instead of keeping it open */
   reopenEachBatch?: boolean;
   /** lines waiting past this many bytes are dropped and counted; default 16 MiB */
   maxPendingBytes?: number;
+  /**
+   * how long a line may wait for others to join its batch (ms); 0 (the default) writes each event-loop turn's lines
+   * on the next turn. A batch goes out sooner once `flushBytes` wait.
+   */
+  flushDelayMs?: number;
+  /** with `flushDelayMs`: a batch is written as soon as this many bytes wait; default 64 KiB */
+  flushBytes?: number;
   /** told once per failure of the destination (a file that cannot be opened) */
   onError?: (err: Error) => void;
 }
 
 /**
  * Lines appended to a file or to stdout without blocking whoever writes them: `write` only queues the line; batches are
- * written on a later turn, one write at a time, waiting for the destination to drain. `reopen()` makes the next batch
- * open the path again (log rotation after SIGUSR1). When the destination falls behind by `maxPendingBytes`, new lines
- * are dropped and counted.
+ * written later (on the next turn, or after `flushDelayMs` / once `flushBytes` wait), one batch at a time, waiting for
+ * the destination to take each. `reopen()` hands what waits to the current file and makes the next batch open the
+ * path again (log rotation after SIGUSR1). `drained()` and `close()` write what waits at once. When the destination
+ * falls behind by `maxPendingBytes`, new lines are dropped and counted.
  */
 export class AppendLog {
-  private pending: string[] = [];
-  private pendingBytes = 0;
-  private scheduled = false;
-  private writing = false;
+  private readonly pending = new LineBuffer();
+  /** a flush is due: on the next turn (setImmediate) or when the delay ends (setTimeout) */
+  private due: NodeJS.Immediate | NodeJS.Timeout | null = null;
+  private dueSoon = false;
+  /** batches handed to the destination and not yet taken */
+  private writing = 0;
   private stream: WriteStream | null = null;
   private closed = false;
   private idle: Array<() => void> = [];
+  private readonly maxPendingBytes: number;
+  private readonly flushDelayMs: number;
+  private readonly flushBytes: number;
   /** lines dropped because the destination fell behind */
   dropped = 0;
   /** lines written */
@@ -32,41 +46,71 @@ export class AppendLog {
     /** a file path, or `stdout` */
     readonly destination: string,
     private readonly options: AppendLogOptions = {},
-  ) {}
+  ) {
+    this.maxPendingBytes = options.maxPendingBytes ?? 16 * 1024 * 1024;
+    this.flushDelayMs = options.flushDelayMs ?? 0;
+    this.flushBytes = this.flushDelayMs > 0 ? (options.flushBytes ?? 64 * 1024) : 0;
+  }
 
   write(line: string): void {
     if (this.closed) return;
-    if (this.pendingBytes + line.length > (this.options.maxPendingBytes ?? 16 * 1024 * 1024)) {
+    if (this.pending.bytes + line.length > this.maxPendingBytes) {
       this.dropped++;
       return;
     }
-    this.pending.push(line);
-    this.pendingBytes += line.length + 1;
-    if (!this.scheduled && !this.writing) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.pending.add(line);
+    // a batch in flight takes up what waits when it is done
+    if (this.writing === 0) this.schedule();
   }
 
-  /** the next batch opens the file again (the old one may have been moved away) */
+  /** what waits goes to the current file; the next batch opens the path again (the old file may have been moved away) */
   reopen(): void {
-    const stream = this.stream;
-    this.stream = null;
-    stream?.end();
+    if (this.stream !== null && this.pending.lines > 0) this.writeBatch(this.stream);
+    this.release();
   }
 
   /** resolves once every line queued so far was handed to the destination */
   drained(): Promise<void> {
-    if (!this.writing && !this.scheduled && this.pending.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+    if (this.writing === 0 && this.pending.lines === 0) return Promise.resolve();
+    const settled = new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.writing === 0) this.flush();
+    return settled;
   }
 
   async close(): Promise<void> {
     await this.drained();
     this.closed = true;
+    this.cancelDue();
     const stream = this.stream;
     this.stream = null;
     if (stream) await new Promise<void>((resolve) => stream.end(resolve));
+  }
+
+  /** a flush on the next turn once enough waits (or without a delay), else when the delay ends */
+  private schedule(): void {
+    if (this.flushDelayMs === 0 || this.pending.bytes >= this.flushBytes) {
+      if (this.due !== null && this.dueSoon) return;
+      this.cancelDue();
+      this.dueSoon = true;
+      this.due = setImmediate(() => this.flush());
+    } else if (this.due === null) {
+      this.dueSoon = false;
+      this.due = setTimeout(() => this.flush(), this.flushDelayMs);
+    }
+  }
+
+  private cancelDue(): void {
+    const due = this.due;
+    if (due === null) return;
+    this.due = null;
+    if (this.dueSoon) clearImmediate(due as NodeJS.Immediate);
+    else clearTimeout(due as NodeJS.Timeout);
+  }
+
+  private release(): void {
+    const stream = this.stream;
+    this.stream = null;
+    stream?.end();
   }
 
   private target(): NodeJS.WritableStream {
@@ -83,35 +127,50 @@ export class AppendLog {
   }
 
   private flush(): void {
-    this.scheduled = false;
-    if (this.pending.length === 0) return this.settle();
-    const batch = `${this.pending.join('\n')}\n`;
-    this.written += this.pending.length;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.writing = true;
-    const target = this.target();
+    this.cancelDue();
+    if (this.pending.lines === 0) {
+      if (this.writing === 0) this.settle();
+      return;
+    }
+    this.writeBatch(this.target());
+  }
+
+  /** hands what waits to `target`: one write, or one corked series of chunk writes */
+  private writeBatch(target: NodeJS.WritableStream): void {
+    this.cancelDue();
+    this.written += this.pending.lines;
+    const chunks = this.pending.take();
+    this.writing++;
     const done = () => {
-      if (this.options.reopenEachBatch && this.destination !== 'stdout') this.reopen();
-      this.writing = false;
-      if (this.pending.length > 0) this.flush();
-      else this.settle();
+      this.pending.recycle(chunks);
+      this.batchDone();
     };
     try {
-      // the callback runs once the batch reached the destination (or failed): one batch at a time. stdout may be a
-      // pipe other processes write to too (a data plane's proxy workers): pieces of whole lines no longer than
-      // PIPE_BUF are written atomically, so lines never interleave
-      if (this.destination === 'stdout' && batch.length > PIPE_BUF) {
-        const pieces = linePieces(batch, PIPE_BUF);
-        for (let i = 0; i < pieces.length - 1; i++) target.write(pieces[i]!);
-        target.write(pieces[pieces.length - 1]!, () => done());
-      } else {
-        target.write(batch, () => done());
+      // the callback of the last chunk runs once the batch reached the destination (or failed): one batch at a time.
+      // stdout may be a pipe other processes write to too (a data plane's proxy workers): pieces of whole lines no
+      // longer than PIPE_BUF are written atomically, so lines never interleave
+      const parts = this.destination === 'stdout' ? chunks.flatMap((chunk) => (chunk.length > PIPE_BUF ? linePieces(chunk, PIPE_BUF) : [chunk])) : chunks;
+      if (parts.length === 1) target.write(parts[0]!, done);
+      else {
+        const stream = target as NodeJS.WritableStream & { cork?(): void; uncork?(): void };
+        stream.cork?.();
+        for (let i = 0; i < parts.length - 1; i++) target.write(parts[i]!);
+        target.write(parts[parts.length - 1]!, done);
+        stream.uncork?.();
       }
     } catch (err) {
       this.options.onError?.(err as Error);
-      done();
+      this.batchDone();
     }
+  }
+
+  private batchDone(): void {
+    if (--this.writing > 0) return;
+    if (this.options.reopenEachBatch && this.destination !== 'stdout') this.release();
+    if (this.pending.lines === 0) this.settle();
+    // someone waits for everything: no delay
+    else if (this.idle.length > 0) this.flush();
+    else this.schedule();
   }
 
   private settle(): void {
@@ -124,24 +183,20 @@ export class AppendLog {
 /** the size up to which a write to a pipe is atomic (Linux, and the POSIX minimum is 512) */
 const PIPE_BUF = 4096;
 
-/** `text` (whole lines) cut at line ends into pieces of at most `max` bytes; a longer line is a piece of its own. */
-export function linePieces(text: string, max: number): string[] {
-  const pieces: string[] = [];
+/** `data` (whole lines) cut at line ends into pieces of at most `max` bytes; a longer line is a piece of its own. */
+export function linePieces(data: Buffer, max: number): Buffer[] {
+  const pieces: Buffer[] = [];
   let start = 0;
-  let bytes = 0;
   let pos = 0;
-  while (pos < text.length) {
-    const newline = text.indexOf('\n', pos);
-    const stop = newline < 0 ? text.length : newline + 1;
-    const size = Buffer.byteLength(text.slice(pos, stop), 'utf8');
-    if (pos > start && bytes + size > max) {
-      pieces.push(text.slice(start, pos));
+  while (pos < data.length) {
+    const newline = data.indexOf(0x0a, pos);
+    const stop = newline < 0 ? data.length : newline + 1;
+    if (pos > start && stop - start > max) {
+      pieces.push(data.subarray(start, pos));
       start = pos;
-      bytes = 0;
     }
-    bytes += size;
     pos = stop;
   }
-  if (start < text.length) pieces.push(text.slice(start));
+  if (start < data.length) pieces.push(data.subarray(start));
   return pieces;
 }

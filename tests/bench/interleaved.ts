@@ -1,0 +1,98 @@
+// Comparisons measured in turns on a shared machine: every contender is started before the first measurement, then
+// loaded in rounds whose order alternates (A B C, C B A, …), so a change of the machine's load during the run weighs on
+// every contender alike. Besides requests per second, the CPU time the server process spent per request is read
+// from /proc (Linux; null elsewhere): that figure does not depend on what else shares the cores, the load generator
+// included.
+import { readdirSync, readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import type { LoadResult } from './harness';
+
+export interface Contender {
+  name: string;
+  url: string;
+  /** the server's process (with its children): its CPU time is read around each round */
+  pid: number;
+  headers?: Record<string, string>;
+}
+
+export interface InterleavedResult extends LoadResult {
+  /** requests per second of each round, in round order */
+  rounds: number[];
+  /** CPU time of the server process per request (µs); null where /proc cannot be read */
+  serverCpuUs: number | null;
+  /** CPU time of this process (the load generator) per request (µs) */
+  clientCpuUs: number;
+}
+
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
+
+/** the process and its descendants */
+function processTree(pid: number): number[] {
+  const children: number[] = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const listed = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    if (listed !== '') children.push(...listed.split(/\s+/).map(Number));
+  }
+  return [pid, ...children.flatMap(processTree)];
+}
+
+/** CPU time (user + system, ms) of a process and its descendants; null where /proc cannot be read */
+export function processCpuMs(pid: number): number | null {
+  try {
+    let ticks = 0;
+    for (const p of processTree(pid)) {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks * TICK_MS;
+  } catch {
+    return null;
+  }
+}
+
+export async function interleaved(contenders: Contender[], opts: { connections: number; seconds: number; rounds?: number }): Promise<InterleavedResult[]> {
+  const rounds = opts.rounds ?? 2;
+  const perRound = Math.max(2, opts.seconds / rounds);
+  const totals = contenders.map(() => ({ requests: 0, seconds: 0, serverMs: 0 as number | null, clientUs: 0, p50: [] as number[], p99: 0, errors: 0, non2xx: 0, rounds: [] as number[] }));
+  // warm-up: pools, JIT, TLS sessions
+  for (const c of contenders) await autocannon({ url: c.url, connections: opts.connections, duration: 2, headers: c.headers });
+  for (let round = 0; round < rounds; round++) {
+    const order = contenders.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const c = contenders[i]!;
+      const t = totals[i]!;
+      const server0 = processCpuMs(c.pid);
+      const client0 = process.cpuUsage();
+      const r = await autocannon({ url: c.url, connections: opts.connections, duration: perRound, headers: c.headers });
+      const client = process.cpuUsage(client0);
+      const server1 = processCpuMs(c.pid);
+      t.requests += r.requests.total;
+      t.seconds += r.duration;
+      t.serverMs = server0 === null || server1 === null || t.serverMs === null ? null : t.serverMs + (server1 - server0);
+      t.clientUs += client.user + client.system;
+      t.p50.push(r.latency.p50);
+      t.p99 = Math.max(t.p99, r.latency.p99);
+      t.errors += r.errors + r.timeouts;
+      t.non2xx += r.non2xx;
+      t.rounds.push(r.requests.total / r.duration);
+    }
+  }
+  return contenders.map((c, i) => {
+    const t = totals[i]!;
+    return {
+      name: c.name,
+      rps: t.requests / t.seconds,
+      p50: Math.round(t.p50.reduce((a, b) => a + b, 0) / t.p50.length),
+      p99: t.p99,
+      errors: t.errors,
+      non2xx: t.non2xx,
+      rounds: t.rounds,
+      serverCpuUs: t.serverMs === null || t.requests === 0 ? null : (t.serverMs * 1000) / t.requests,
+      clientCpuUs: t.requests === 0 ? 0 : t.clientUs / t.requests,
+    };
+  });
+}
+
+/** `12.3 µs` or `n/a` */
+export const micros = (us: number | null): string => (us === null ? 'n/a' : `${us.toFixed(1)} µs`);
