@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import type { Executor } from '../store/entity-repository';
+
+/**
+ * Change capture for deltas: every snapshot table has statement-level triggers that list the ids a statement wrote
+ * (inserts, updates, deletes, foreign-key cascades and bulk statements alike) in `config_changes`, and bumping the
+ * config version tags the transaction's listed ids with the new version. So any control plane replica can read what
+ * changed between two versions from the database, whoever made the write.
+ */
+export const CHANGES_TABLE = 'config_changes';
+
+/** ids a write lists without a version yet are tagged by the transaction's version bump (the config_state row). */
+const TAG_FUNCTION = sql`
+create or replace function gatehouse_tag_config_changes() returns trigger language plpgsql as $$
+begin
+  update config_changes set version = new.version where version is null;
+  return null;
+end $$`;
+
+function captureFunction(kind: 'new' | 'old' | 'both') {
+  const body =
+    kind === 'new'
+      ? `insert into config_changes (entity, id) select tg_table_name, id::text from new_rows;`
+      : kind === 'old'
+        ? `insert into config_changes (entity, id) select tg_table_name, id::text from old_rows;`
+        : `insert into config_changes (entity, id) select tg_table_name, id::text from new_rows
+             union select tg_table_name, id::text from old_rows;`;
+  return sql.raw(`
+create or replace function gatehouse_capture_${kind}() returns trigger language plpgsql as $$
+begin
+  ${body}
+  return null;
+end $$`);
+}
+
+/**
+ * Installs the change table and the triggers on `tables` (those that exist), once; several control planes may call it
+ * at once (an advisory lock orders them).
+ */
+export async function ensureChangeCapture(db: Executor, tables: readonly string[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(774411)`.execute(trx);
+    await sql`create table if not exists config_changes (version bigint, entity text not null, id text not null)`.execute(trx);
+    await sql`create index if not exists config_changes_version on config_changes (version)`.execute(trx);
+    await sql`create index if not exists config_changes_untagged on config_changes (entity) where version is null`.execute(trx);
+    const { rows: installed } = await sql<{ table: string; trigger: string }>`
+      select c.relname as "table", t.tgname as "trigger" from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where t.tgname like 'gatehouse_changes_%'`.execute(trx);
+    const has = new Set(installed.map((r) => `${r.table}/${r.trigger}`));
+    if (!has.has('config_state/gatehouse_changes_tag')) {
+      await TAG_FUNCTION.execute(trx);
+      await sql`create trigger gatehouse_changes_tag after update of version on config_state for each row execute function gatehouse_tag_config_changes()`.execute(trx);
+    }
+    for (const kind of ['new', 'old', 'both'] as const) await captureFunction(kind).execute(trx);
+    const { rows: existing } = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(trx);
+    const present = new Set(existing.map((r) => r.name));
+    for (const table of tables) {
+      if (!present.has(table)) continue;
+      const t = sql.id(table);
+      if (!has.has(`${table}/gatehouse_changes_ins`)) {
+        await sql`create trigger gatehouse_changes_ins after insert on ${t} referencing new table as new_rows for each statement execute function gatehouse_capture_new()`.execute(trx);
+      }
+      if (!has.has(`${table}/gatehouse_changes_upd`)) {
+        await sql`create trigger gatehouse_changes_upd after update on ${t} referencing old table as old_rows new table as new_rows for each statement execute function gatehouse_capture_both()`.execute(trx);
+      }
+      if (!has.has(`${table}/gatehouse_changes_del`)) {
+        await sql`create trigger gatehouse_changes_del after delete on ${t} referencing old table as old_rows for each statement execute function gatehouse_capture_old()`.execute(trx);
+      }
+    }
+  });
+}
+
+/** The ids written in versions (`after`, `upTo`], by table; null when there are more than `limit`. */
+export async function readChanges(trx: Executor, after: number, upTo: number, limit: number): Promise<Map<string, string[]> | null> {
+  const { rows } = await sql<{ entity: string; id: string }>`
+    select distinct entity, id from config_changes where version > ${after} and version <= ${upTo} limit ${limit + 1}`.execute(trx);
+  if (rows.length > limit) return null;
+  const byTable = new Map<string, string[]>();
+  for (const { entity, id } of rows) {
+    let ids = byTable.get(entity);
+    if (!ids) byTable.set(entity, (ids = []));
+    ids.push(id);
+  }
+  return byTable;
+}
+
+/** the stored entities of `table` among `ids` */
+export async function readRows(trx: Executor, table: string, ids: readonly string[]): Promise<Array<Record<string, unknown> & { id: string }>> {
+  if (ids.length === 0) return [];
+  const rows = await trx.selectFrom(table).select('entity').where('id', 'in', ids as string[]).execute();
+  return rows.map((r) => r.entity as Record<string, unknown> & { id: string });
+}
+
+/** Forgets changes of versions up to `upTo` (kept: what a lagging replica still reads). */
+export async function pruneChanges(db: Executor, upTo: number): Promise<void> {
+  await sql`delete from config_changes where version <= ${upTo}`.execute(db);
+}
