@@ -233,6 +233,13 @@ export class DataPlaneSync {
     let delta: SnapshotDelta;
     try {
       delta = verifyDelta(signed, this.options.secret);
+    } catch (error) {
+      // not from the control plane: refused; the bus is asked what the head really is
+      this.state.last_error = `delta ${signed.from}→${signed.version} rejected: ${(error as Error).message}`;
+      this.options.logger.error('delta rejected; the serving config is kept', { source, from: signed.from, version: signed.version, error: (error as Error).message });
+      return 'rejected';
+    }
+    try {
       this.options.applyDelta!(delta);
     } catch (error) {
       this.state.last_error = `delta ${signed.from}→${signed.version} rejected: ${(error as Error).message}`;
@@ -351,7 +358,9 @@ export class DataPlaneSync {
       const after = this.servingVersion() ?? signed.version;
       const deltas = await this.options.bus.fetchDeltas(after);
       if (!this.applyChain(deltas, 'bus')) {
-        this.fetchAgain = true;
+        // the deltas after a fresh load do not apply either: try again later rather than at once
+        this.fetchFailures++;
+        this.scheduleRetry();
       }
     } catch (error) {
       this.state.last_error = `fetch failed: ${(error as Error).message}`;
