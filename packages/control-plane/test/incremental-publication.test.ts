@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { buildSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import { applyDelta, compile, ConfigHolder, type CompiledConfig } from '@gatehouse/data-plane';
@@ -101,9 +104,9 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
   }
 }
 
-type Bus = 'memory bus (embedded)' | 'Redis bus (cluster)';
+type Bus = 'PGlite and the memory bus (embedded)' | 'Postgres and the Redis bus (cluster)';
 
-describe.each<Bus>(['memory bus (embedded)', 'Redis bus (cluster)'])('incremental publication over the %s', (kind) => {
+describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Redis bus (cluster)'])('incremental publication over %s', (kind) => {
   let testDb: TestDatabase;
   let database: Database;
   let app: AdminApp;
@@ -113,10 +116,18 @@ describe.each<Bus>(['memory bus (embedded)', 'Redis bus (cluster)'])('incrementa
   const prefix = uniqueRedisPrefix('incremental');
   const followers: Follower[] = [];
 
+  let dataDir: string | null = null;
+
   beforeAll(async () => {
-    testDb = await createTestDatabase({ prefix: 'gh_incremental' });
-    database = await openDatabase({ url: testDb.url });
-    bus = kind === 'memory bus (embedded)' ? new MemoryBus() : new RedisBus({ url: SHARED_REDIS_URL, prefix });
+    // embedded: PGlite and the in-process bus, as `gatehouse start`; cluster: Postgres and Redis
+    if (kind === 'PGlite and the memory bus (embedded)') {
+      dataDir = mkdtempSync(join(tmpdir(), 'gh-incremental-'));
+      database = await openDatabase({ dataDir });
+    } else {
+      testDb = await createTestDatabase({ prefix: 'gh_incremental' });
+      database = await openDatabase({ url: testDb.url });
+    }
+    bus = kind === 'PGlite and the memory bus (embedded)' ? new MemoryBus() : new RedisBus({ url: SHARED_REDIS_URL, prefix });
     app = createAdminApp({ database, onCommitted: () => publisher.trigger() });
     publisher = new SnapshotPublisher({
       store: app.locals.admin.store,
@@ -148,7 +159,8 @@ describe.each<Bus>(['memory bus (embedded)', 'Redis bus (cluster)'])('incrementa
     await bus?.close();
     await database?.close();
     await testDb?.drop();
-    if (kind === 'Redis bus (cluster)') await deleteRedisPrefix(SHARED_REDIS_URL, prefix);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (kind === 'Postgres and the Redis bus (cluster)') await deleteRedisPrefix(SHARED_REDIS_URL, prefix);
   });
 
   const store = () => app.locals.admin.store;

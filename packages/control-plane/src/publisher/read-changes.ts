@@ -2,7 +2,7 @@ import { credentialKey, diffSection, type ConfigState, type SectionChanges, type
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Keyring } from '../keys/keyring';
 import { loadKeysForSnapshot } from '../keys/snapshot-keys';
-import { readEpoch } from '../store/cluster-epoch';
+import { sql } from 'kysely';
 import type { ConfigStore } from '../store/config-store';
 import { loadTlsForSnapshot } from '../tls/snapshot-tls';
 import { readChanges, readRows } from './change-capture';
@@ -44,11 +44,13 @@ export type ChangeRead =
  */
 export async function readChangesSince(store: ConfigStore, state: ConfigState, opts: ReadChangesOptions): Promise<ChangeRead> {
   const tables = rowTables(opts.plugins);
-  const { version, result } = await store.readConsistent(async (trx) => {
-    const epoch = await readEpoch(trx);
+  const result = await store.db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+    const { rows: at } = await sql<{ version: string | number; epoch: string | null }>`
+      select s.version, (select epoch from cluster_epoch where id = 1) as epoch from config_state s where s.id = 1`.execute(trx);
+    const version = Number(at[0]?.version ?? 0);
+    const epoch = at[0]?.epoch ?? null;
     if (epoch !== state.epoch) return { kind: 'full' as const };
-    const version = await store.version(trx);
-    if (version <= state.version) return { kind: 'changes' as const, epoch, changes: {} };
+    if (version <= state.version) return { kind: 'changes' as const, version, epoch, changes: {} };
     const byTable = await readChanges(trx, state.version, version, opts.limit);
     if (!byTable) return { kind: 'full' as const };
     const changes: Record<SectionKey, SectionChanges> = {};
@@ -68,8 +70,7 @@ export async function readChangesSince(store: ConfigStore, state: ConfigState, o
       const sections = await loadTlsForSnapshot(trx, opts.keyring);
       for (const [name, rows] of Object.entries(sections)) changes[name] = diffSection(state.sections.get(name), rows as never);
     }
-    return { kind: 'changes' as const, epoch, changes };
+    return { kind: 'changes' as const, version, epoch, changes };
   });
-  if (result.kind === 'full') return result;
-  return { kind: 'changes', version, epoch: result.epoch, changes: result.changes };
+  return result;
 }
