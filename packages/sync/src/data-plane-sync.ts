@@ -5,7 +5,7 @@ import { EMPTY_CONFIG_HASH, type SignedDelta, type SignedSnapshot, type Snapshot
 import type { BusSubscription, ConfigBus, DataPlaneReport } from './bus';
 import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
 import type { SyncLogger } from './logger';
-import { parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshot } from './signing';
+import { hasValidSignature, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshot } from './signing';
 import { succession, type ConfigPosition } from './snapshot-order';
 
 export type SnapshotSource = 'cache' | 'bus';
@@ -88,6 +88,8 @@ export class DataPlaneSync {
   /** the version of the snapshot in the disk cache, and the deltas appended after it */
   private cachedSnapshotVersion: number | null = null;
   private cachedDeltas: SignedDelta[] = [];
+  /** how many cached deltas there were at the last compaction attempt (one attempt per threshold's worth of deltas) */
+  private compactionTriedAt = 0;
   private cacheWrites: Promise<void> = Promise.resolve();
   private readonly state: DataPlaneSyncStatus = {
     config_version: null,
@@ -494,7 +496,10 @@ export class DataPlaneSync {
     this.cacheWrites = this.cacheWrites
       .then(() => appendFile(`${file}.deltas`, line, { mode: 0o600 }))
       .catch((error: Error) => this.options.logger.warn('cannot write the snapshot cache', { file, error: error.message }));
-    if (this.cachedDeltas.length >= CACHE_DELTAS_BEFORE_COMPACTION) this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+    if (this.cachedDeltas.length - this.compactionTriedAt >= CACHE_DELTAS_BEFORE_COMPACTION) {
+      this.compactionTriedAt = this.cachedDeltas.length;
+      this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+    }
   }
 
   /** Moves the disk cache onto the bus's stored snapshot when it is newer than the cached one. */
@@ -508,16 +513,15 @@ export class DataPlaneSync {
       return;
     }
     if (!stored || stored.version <= this.cachedSnapshotVersion || (stored.epoch ?? null) !== this.state.config_epoch) return;
-    try {
-      verifySnapshot(stored, this.options.secret);
-    } catch {
-      return;
-    }
+    // the signature only: the cache is verified in full when it is loaded, and decoding a large snapshot here would
+    // hold up the proxy
+    if (!hasValidSignature(stored, this.options.secret)) return;
     const kept = this.cachedDeltas.filter((d) => d.version > stored!.version);
     await this.writeFileAtomically(`${file}.deltas`, kept.map((d) => `${JSON.stringify(d)}\n`).join(''));
     await this.writeFileAtomically(file, JSON.stringify(stored));
     this.cachedSnapshotVersion = stored.version;
     this.cachedDeltas = kept;
+    this.compactionTriedAt = 0;
   }
 
   /** the full snapshot just loaded from the bus becomes the cache, with no deltas after it */
@@ -526,6 +530,7 @@ export class DataPlaneSync {
     if (!file) return;
     this.cachedSnapshotVersion = signed.version;
     this.cachedDeltas = [];
+    this.compactionTriedAt = 0;
     const write = this.cacheWrites.then(async () => {
       await this.writeFileAtomically(file, JSON.stringify(signed));
       if (this.options.applyDelta) await rm(`${file}.deltas`, { force: true }).catch(() => {});

@@ -162,3 +162,10 @@ export async function signSnapshotAsync(snapshot: Snapshot, secret: string): Pro
   if (snapshot.epoch !== undefined) signed.epoch = snapshot.epoch;
   return signed;
 }
+
+/** Whether `signed.payload` carries a valid signature, without decoding it (a cheap check of a large snapshot). */
+export function hasValidSignature(signed: Pick<SignedSnapshot, 'payload' | 'signature'>, secret: string): boolean {
+  requireSecret(secret);
+  if (typeof signed.payload !== 'string' || typeof signed.signature !== 'string' || !SIGNATURE_PATTERN.test(signed.signature)) return false;
+  return timingSafeEqual(hmac(signed.payload, secret), Buffer.from(signed.signature, 'hex'));
+}
