@@ -269,7 +269,9 @@ export class SnapshotPublisher {
     if (read.kind === 'full') return 'full';
     const epoch = state.epoch ?? undefined;
     let head;
-    if (read.version <= state.version) {
+    // a database behind what was published went back in time (restored): the full path starts a new epoch
+    if (read.version < state.version) return 'full';
+    if (read.version === state.version) {
       // nothing new: fine when the bus holds what was published, else the full path looks at the head
       try {
         head = await this.opts.bus.latestAnnouncement();
