@@ -150,12 +150,15 @@ export async function measureScale(upstreamUrl: string, opts: { seconds: number;
 
     const smallLoad = await loadThroughAdmin(admin, 0, small);
     await topology.converge(60_000);
+    // the control plane stores the full snapshot once writes pause, the data planes compact their caches: let them
+    await sleep(5000);
     const writeSmall = await writeLatency(admin, samples, 'small');
     const propSmall = await propagation(topology, Math.min(samples, 100), 'small');
     const rpsSmall = await load(`key-auth, ${small} consumers`, `${topology.dataPlanes[0]!.proxyUrl}/bench`, { ...opts, headers: { apikey: keyOf(7) } });
 
     const bigLoad = await loadThroughAdmin(admin, small, n);
     await topology.converge(120_000);
+    await sleep(5000);
     const writeBig = await writeLatency(admin, samples, 'big');
     const propBig = await propagation(topology, Math.min(samples, 100), 'big');
     const rpsBig = await load(`key-auth, ${n} consumers`, `${topology.dataPlanes[0]!.proxyUrl}/bench`, { ...opts, headers: { apikey: keyOf(n - 7) } });

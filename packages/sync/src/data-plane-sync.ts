@@ -48,6 +48,8 @@ export interface DataPlaneSyncOptions {
 
 /** deltas kept in the disk cache beside the snapshot before the cache is compacted onto a newer stored snapshot */
 const CACHE_DELTAS_BEFORE_COMPACTION = 2000;
+/** ms without a delta before the cache is compacted */
+const COMPACTION_QUIET_MS = 2000;
 
 export interface DataPlaneSyncStatus {
   config_version: number | null;
@@ -90,6 +92,7 @@ export class DataPlaneSync {
   private cachedDeltas: SignedDelta[] = [];
   /** how many cached deltas there were at the last compaction attempt (one attempt per threshold's worth of deltas) */
   private compactionTriedAt = 0;
+  private compactionTimer: NodeJS.Timeout | null = null;
   private cacheWrites: Promise<void> = Promise.resolve();
   private readonly state: DataPlaneSyncStatus = {
     config_version: null,
@@ -151,6 +154,8 @@ export class DataPlaneSync {
     this.timers = [];
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.compactionTimer) clearTimeout(this.compactionTimer);
+    this.compactionTimer = null;
     const subscription = this.subscription;
     this.subscription = null;
     await subscription?.close().catch(() => {});
@@ -496,9 +501,15 @@ export class DataPlaneSync {
     this.cacheWrites = this.cacheWrites
       .then(() => appendFile(`${file}.deltas`, line, { mode: 0o600 }))
       .catch((error: Error) => this.options.logger.warn('cannot write the snapshot cache', { file, error: error.message }));
-    if (this.cachedDeltas.length - this.compactionTriedAt >= CACHE_DELTAS_BEFORE_COMPACTION) {
-      this.compactionTriedAt = this.cachedDeltas.length;
-      this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+    // compacted once deltas pause for a moment: fetching a large stored snapshot is not done between two deltas
+    if (this.compactionTimer) clearTimeout(this.compactionTimer);
+    if (this.cachedDeltas.length - this.compactionTriedAt >= CACHE_DELTAS_BEFORE_COMPACTION && !this.stopped) {
+      this.compactionTimer = setTimeout(() => {
+        this.compactionTimer = null;
+        this.compactionTriedAt = this.cachedDeltas.length;
+        this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+      }, COMPACTION_QUIET_MS);
+      this.compactionTimer.unref();
     }
   }
 

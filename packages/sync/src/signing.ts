@@ -24,7 +24,8 @@ function hmac(payload: string, secret: string): Buffer {
 /** payload = base64(gzip(JSON(snapshot))), signature = hex HMAC-SHA256 of the payload under the cluster secret. */
 export function signSnapshot(snapshot: Snapshot, secret: string): SignedSnapshot {
   requireSecret(secret);
-  const payload = gzipSync(Buffer.from(JSON.stringify(snapshot), 'utf8')).toString('base64');
+  // level 1: several times faster than the default on large configurations, for a somewhat larger payload
+  const payload = gzipSync(Buffer.from(JSON.stringify(snapshot), 'utf8'), { level: 1 }).toString('base64');
   const signed: SignedSnapshot = { version: snapshot.version, hash: snapshot.hash, payload, signature: hmac(payload, secret).toString('hex') };
   if (snapshot.epoch !== undefined) signed.epoch = snapshot.epoch;
   return signed;

@@ -3,28 +3,29 @@ import type { Executor } from '../store/entity-repository';
 
 /**
  * Change capture for deltas: every snapshot table has statement-level triggers that list the ids a statement wrote
- * (inserts, updates, deletes, foreign-key cascades and bulk statements alike) in `config_changes`, and bumping the
- * config version tags the transaction's listed ids with the new version. So any control plane replica can read what
- * changed between two versions from the database, whoever made the write.
+ * (inserts, updates, deletes, foreign-key cascades and bulk statements alike) in `config_change_log` with their
+ * transaction id, and bumping the config version records which transaction made that version (`config_versions`).
+ * So any control plane replica can read what changed between two versions from the database, whoever made the write.
+ * Nothing is updated afterwards: the version bump, which serialises writers, only adds one row.
  */
-export const CHANGES_TABLE = 'config_changes';
+export const CHANGES_TABLE = 'config_change_log';
 
-/** ids a write lists without a version yet are tagged by the transaction's version bump (the config_state row). */
+/** the version bump records its transaction */
 const TAG_FUNCTION = sql`
-create or replace function gatehouse_tag_config_changes() returns trigger language plpgsql as $$
+create or replace function gatehouse_record_config_version() returns trigger language plpgsql as $$
 begin
-  update config_changes set version = new.version where version is null;
+  insert into config_versions (version, xid) values (new.version, txid_current()) on conflict (version) do update set xid = excluded.xid;
   return null;
 end $$`;
 
 function captureFunction(kind: 'new' | 'old' | 'both') {
   const body =
     kind === 'new'
-      ? `insert into config_changes (entity, id) select tg_table_name, id::text from new_rows;`
+      ? `insert into config_change_log (xid, entity, id) select txid_current(), tg_table_name, id::text from new_rows;`
       : kind === 'old'
-        ? `insert into config_changes (entity, id) select tg_table_name, id::text from old_rows;`
-        : `insert into config_changes (entity, id) select tg_table_name, id::text from new_rows
-             union select tg_table_name, id::text from old_rows;`;
+        ? `insert into config_change_log (xid, entity, id) select txid_current(), tg_table_name, id::text from old_rows;`
+        : `insert into config_change_log (xid, entity, id) select txid_current(), tg_table_name, id::text from new_rows
+             union select txid_current(), tg_table_name, id::text from old_rows;`;
   return sql.raw(`
 create or replace function gatehouse_capture_${kind}() returns trigger language plpgsql as $$
 begin
@@ -40,16 +41,16 @@ end $$`);
 export async function ensureChangeCapture(db: Executor, tables: readonly string[]): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(774411)`.execute(trx);
-    await sql`create table if not exists config_changes (version bigint, entity text not null, id text not null)`.execute(trx);
-    await sql`create index if not exists config_changes_version on config_changes (version)`.execute(trx);
-    await sql`create index if not exists config_changes_untagged on config_changes (entity) where version is null`.execute(trx);
+    await sql`create table if not exists config_change_log (xid bigint not null, entity text not null, id text not null)`.execute(trx);
+    await sql`create index if not exists config_change_log_xid on config_change_log (xid)`.execute(trx);
+    await sql`create table if not exists config_versions (version bigint primary key, xid bigint not null)`.execute(trx);
     const { rows: installed } = await sql<{ table: string; trigger: string }>`
       select c.relname as "table", t.tgname as "trigger" from pg_trigger t join pg_class c on c.oid = t.tgrelid
       where t.tgname like 'gatehouse_changes_%'`.execute(trx);
     const has = new Set(installed.map((r) => `${r.table}/${r.trigger}`));
-    if (!has.has('config_state/gatehouse_changes_tag')) {
+    if (!has.has('config_state/gatehouse_changes_version')) {
       await TAG_FUNCTION.execute(trx);
-      await sql`create trigger gatehouse_changes_tag after update of version on config_state for each row execute function gatehouse_tag_config_changes()`.execute(trx);
+      await sql`create trigger gatehouse_changes_version after update of version on config_state for each row execute function gatehouse_record_config_version()`.execute(trx);
     }
     for (const kind of ['new', 'old', 'both'] as const) await captureFunction(kind).execute(trx);
     const { rows: existing } = await sql<{ name: string }>`
@@ -74,7 +75,8 @@ export async function ensureChangeCapture(db: Executor, tables: readonly string[
 /** The ids written in versions (`after`, `upTo`], by table; null when there are more than `limit`. */
 export async function readChanges(trx: Executor, after: number, upTo: number, limit: number): Promise<Map<string, string[]> | null> {
   const { rows } = await sql<{ entity: string; id: string }>`
-    select distinct entity, id from config_changes where version > ${after} and version <= ${upTo} limit ${limit + 1}`.execute(trx);
+    select distinct c.entity, c.id from config_versions v join config_change_log c on c.xid = v.xid
+    where v.version > ${after} and v.version <= ${upTo} limit ${limit + 1}`.execute(trx);
   if (rows.length > limit) return null;
   const byTable = new Map<string, string[]>();
   for (const { entity, id } of rows) {
@@ -94,5 +96,8 @@ export async function readRows(trx: Executor, table: string, ids: readonly strin
 
 /** Forgets changes of versions up to `upTo` (kept: what a lagging replica still reads). */
 export async function pruneChanges(db: Executor, upTo: number): Promise<void> {
-  await sql`delete from config_changes where version <= ${upTo}`.execute(db);
+  await db.transaction().execute(async (trx) => {
+    await sql`delete from config_change_log c using config_versions v where c.xid = v.xid and v.version <= ${upTo}`.execute(trx);
+    await sql`delete from config_versions where version <= ${upTo}`.execute(trx);
+  });
 }

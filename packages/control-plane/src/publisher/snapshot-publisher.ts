@@ -518,10 +518,15 @@ export class SnapshotPublisher {
       last.epoch === epoch;
     const refused = this.refused !== null && this.refused.version === version && this.refused.epoch === epoch;
     if (!inSync && !refused) await this.trigger();
-    else if (inSync && ++this.reconcileRounds % FULL_CHECK_EVERY === 0) {
+    else if (inSync && ++this.reconcileRounds % this.fullCheckEvery() === 0) {
       await this.checkStoredSnapshot();
       if (this.captureReady && version > CHANGES_KEPT_VERSIONS) await pruneChanges(this.opts.store.db, version - CHANGES_KEPT_VERSIONS).catch(() => {});
     }
+  }
+
+  /** a large stored snapshot (a megabyte and more) is compared once a minute, a small one every fifth round */
+  private fullCheckEvery(): number {
+    return (this.lastSigned?.payload.length ?? 0) > 1_000_000 ? FULL_CHECK_EVERY * 12 : FULL_CHECK_EVERY;
   }
 
   /**
