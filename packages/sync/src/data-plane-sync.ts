@@ -89,7 +89,8 @@ export class DataPlaneSync {
   private rebuild = false;
   /** the version of the snapshot in the disk cache, and the deltas appended after it */
   private cachedSnapshotVersion: number | null = null;
-  private cachedDeltas: SignedDelta[] = [];
+  /** how many deltas the cache file holds after its snapshot (the deltas themselves are only on disk) */
+  private cachedDeltas = 0;
   /** how many cached deltas there were at the last compaction attempt (one attempt per threshold's worth of deltas) */
   private compactionTriedAt = 0;
   private compactionTimer: NodeJS.Timeout | null = null;
@@ -486,7 +487,7 @@ export class DataPlaneSync {
       const delta = line ? parseSignedDelta(line) : null;
       if (!delta) continue;
       const outcome = this.applyOneDelta(delta, 'cache');
-      if (outcome === 'applied' || outcome === 'stale') this.cachedDeltas.push(delta);
+      if (outcome === 'applied' || outcome === 'stale') this.cachedDeltas++;
       if (outcome === 'gap' || outcome === 'rejected') break;
     }
     this.rebuild = false;
@@ -496,27 +497,31 @@ export class DataPlaneSync {
   private appendCachedDelta(signed: SignedDelta): void {
     const file = this.options.cacheFile;
     if (!file || this.cachedSnapshotVersion === null) return;
-    this.cachedDeltas.push(signed);
+    this.cachedDeltas++;
     const line = `${JSON.stringify(signed)}\n`;
     this.cacheWrites = this.cacheWrites
       .then(() => appendFile(`${file}.deltas`, line, { mode: 0o600 }))
       .catch((error: Error) => this.options.logger.warn('cannot write the snapshot cache', { file, error: error.message }));
-    // compacted once deltas pause for a moment: fetching a large stored snapshot is not done between two deltas
+    // compacted once deltas pause for a moment (fetching a large stored snapshot is not done between two deltas), or
+    // during a long stream of writes every ten times the threshold
     if (this.compactionTimer) clearTimeout(this.compactionTimer);
-    if (this.cachedDeltas.length - this.compactionTriedAt >= CACHE_DELTAS_BEFORE_COMPACTION && !this.stopped) {
-      this.compactionTimer = setTimeout(() => {
-        this.compactionTimer = null;
-        this.compactionTriedAt = this.cachedDeltas.length;
-        this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
-      }, COMPACTION_QUIET_MS);
-      this.compactionTimer.unref();
-    }
+    this.compactionTimer = null;
+    const due = this.cachedDeltas - this.compactionTriedAt;
+    if (due < CACHE_DELTAS_BEFORE_COMPACTION || this.stopped) return;
+    const compact = () => {
+      this.compactionTimer = null;
+      this.compactionTriedAt = this.cachedDeltas;
+      this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+    };
+    if (due >= 10 * CACHE_DELTAS_BEFORE_COMPACTION) return compact();
+    this.compactionTimer = setTimeout(compact, COMPACTION_QUIET_MS);
+    this.compactionTimer.unref();
   }
 
   /** Moves the disk cache onto the bus's stored snapshot when it is newer than the cached one. */
   private async compactCache(): Promise<void> {
     const file = this.options.cacheFile;
-    if (!file || this.cachedSnapshotVersion === null || this.cachedDeltas.length < CACHE_DELTAS_BEFORE_COMPACTION) return;
+    if (!file || this.cachedSnapshotVersion === null || this.cachedDeltas < CACHE_DELTAS_BEFORE_COMPACTION) return;
     let stored: SignedSnapshot | null;
     try {
       stored = await this.options.bus.fetchLatest();
@@ -527,11 +532,21 @@ export class DataPlaneSync {
     // the signature only: the cache is verified in full when it is loaded, and decoding a large snapshot here would
     // hold up the proxy
     if (!hasValidSignature(stored, this.options.secret)) return;
-    const kept = this.cachedDeltas.filter((d) => d.version > stored!.version);
-    await this.writeFileAtomically(`${file}.deltas`, kept.map((d) => `${JSON.stringify(d)}\n`).join(''));
+    let lines: string[];
+    try {
+      lines = (await readFile(`${file}.deltas`, 'utf8')).split('\n');
+    } catch {
+      lines = [];
+    }
+    const kept = lines.filter((line) => {
+      const delta = line ? parseSignedDelta(line) : null;
+      return delta !== null && delta.version > stored!.version;
+    });
+    // the snapshot first: a crash between the two leaves deltas the newer snapshot already holds, which loading skips
     await this.writeFileAtomically(file, JSON.stringify(stored));
+    await this.writeFileAtomically(`${file}.deltas`, kept.map((line) => `${line}\n`).join(''));
     this.cachedSnapshotVersion = stored.version;
-    this.cachedDeltas = kept;
+    this.cachedDeltas = kept.length;
     this.compactionTriedAt = 0;
   }
 
@@ -540,7 +555,7 @@ export class DataPlaneSync {
     const file = this.options.cacheFile;
     if (!file) return;
     this.cachedSnapshotVersion = signed.version;
-    this.cachedDeltas = [];
+    this.cachedDeltas = 0;
     this.compactionTriedAt = 0;
     const write = this.cacheWrites.then(async () => {
       await this.writeFileAtomically(file, JSON.stringify(signed));
