@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigState, type ConfigRow, type SectionChanges, type SignedDelta, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
@@ -215,6 +215,34 @@ describe.each(topologies)('deltas over %s', (_name, make) => {
     expect(follower.fulls).toBe(1);
     expect(follower.deltas).toBe(2);
   });
+
+  it('the disk cache moves onto a newer stored snapshot once deltas pause, and a restart still serves the head', async () => {
+    const cacheFile = join(dir, 'cache.json');
+    const follower = new Follower();
+    await start(follower, { cacheFile });
+    for (let i = 0; i < 2100; i++) await publish(producer.addConsumer(`bulk-${i}`));
+    await waitFor('version 2101', () => follower.currentVersion() === 2101);
+    expect(await topology.bus.storeSnapshot(signSnapshot(producer.state.toSnapshot(), SECRET))).toBe(true);
+    await publish(producer.addConsumer('after-store'));
+    await waitFor('the compacted cache', () => (JSON.parse(readFileSync(cacheFile, 'utf8')) as { version: number }).version === 2101, 15_000);
+    await waitFor('the delta after it', () => readFileSync(`${cacheFile}.deltas`, 'utf8').trim().split('\n').length === 1);
+    const restarted = new Follower();
+    const sync = new DataPlaneSync({
+      bus: new MemoryBus(),
+      secret: SECRET,
+      cacheFile,
+      apply: restarted.apply,
+      applyDelta: restarted.applyDelta,
+      currentVersion: restarted.currentVersion,
+      currentHash: restarted.currentHash,
+      identity: { id: 'dp3' },
+      logger: new MemoryLogger(),
+    });
+    await sync.restoreFromCache();
+    expect(restarted.currentVersion()).toBe(2102);
+    expect(restarted.deltas).toBe(1);
+    expect(restarted.currentHash()).toBe(producer.state.hash());
+  }, 30_000);
 
   it('a restart serves the cached snapshot and the cached deltas, with the bus unreachable', async () => {
     const cacheFile = join(dir, 'cache.json');
