@@ -109,7 +109,8 @@ async function restartFromCache(topology: Topology, variant: 'dist' | 'tsx', key
         if (res.status === 200) {
           const ms = performance.now() - started;
           for (let i = 0; i < 200; i++) await (await fetch(`${dp.proxyUrl}/bench`, { headers: { apikey: key } })).arrayBuffer();
-          await sleep(1000);
+          // steady state: what the process keeps once loading's transient buffers are collected
+          await sleep(10_000);
           return { ms, rssMb: rssMb(child.pid!) };
         }
       } catch {}
@@ -158,7 +159,8 @@ export async function measureScale(upstreamUrl: string, opts: { seconds: number;
 
     const bigLoad = await loadThroughAdmin(admin, small, n);
     await topology.converge(120_000);
-    await sleep(5000);
+    // at this size storing the full snapshot (control plane) and compacting the caches (data planes) take seconds
+    await sleep(15_000);
     const writeBig = await writeLatency(admin, samples, 'big');
     const propBig = await propagation(topology, Math.min(samples, 100), 'big');
     const rpsBig = await load(`key-auth, ${n} consumers`, `${topology.dataPlanes[0]!.proxyUrl}/bench`, { ...opts, headers: { apikey: keyOf(n - 7) } });
@@ -190,7 +192,7 @@ export async function measureScale(upstreamUrl: string, opts: { seconds: number;
     console.log(`  POST /config with ${n} consumers + keys: ${postSeconds.toFixed(1)} s (data planes serving it ${(convergeMs / 1000).toFixed(1)} s later)   target < 1 min (at 100k): ${verdict(postSeconds * (100_000 / n) < 60)}`);
     console.log(`  key-auth throughput: ${rpsSmall.rps.toFixed(0)} req/s at ${small}, ${rpsBig.rps.toFixed(0)} req/s at ${n} (${ratio(rpsBig.rps, rpsSmall.rps)}; p99 ${rpsSmall.p99} / ${rpsBig.p99} ms)   target within 5%: ${verdict(rpsBig.rps >= 0.95 * rpsSmall.rps)}`);
     const rss = restartDist.rssMb;
-    console.log(`  data plane RSS at ${n}: ${rss.toFixed(0)} MiB (the build, started from its cache; ${rssTsx.map((r) => `${r.toFixed(0)}`).join(' and ')} MiB for the two data planes run through tsx, which followed every delta)   target ≤ 250 MB: ${verdict(rss * 1.048576 <= 250)}`);
+    console.log(`  data plane RSS at ${n}: ${rss.toFixed(0)} MiB (the build, started from its cache, 10 s after it served; ${rssTsx.map((r) => `${r.toFixed(0)}`).join(' and ')} MiB for the two data planes run through tsx, which followed every delta)   target ≤ 250 MB: ${verdict(rss * 1.048576 <= 250)}`);
     console.log(`  data plane restart from its disk cache at ${n} (Redis unreachable), spawn → first request with a key: build ${fmt(restartDist.ms)}, tsx ${fmt(restartTsx.ms)}   target ≤ 2 s: ${verdict(restartDist.ms <= 2000)}`);
   } finally {
     await topology.stop();
