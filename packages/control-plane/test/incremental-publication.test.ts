@@ -322,6 +322,45 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
     expect((late.holder.current.indexes.get('key-auth') as { byKey: Map<string, unknown> } | undefined)?.byKey.has('after-join-key') ?? true).toBe(true);
   }, 60_000);
 
+  it('two control plane replicas on one database publish each other\'s writes as one chain of deltas', async () => {
+    const [dp] = followers;
+    let otherChecked: CompiledConfig | null = null;
+    let other: SnapshotPublisher | null = null;
+    const otherApp = createAdminApp({ database, onCommitted: () => other!.trigger() });
+    other = new SnapshotPublisher({
+      store: otherApp.locals.admin.store,
+      bus,
+      secret: SECRET,
+      plugins: bundledPlugins,
+      check: () => {},
+      loader: {
+        load: (snapshot) => {
+          otherChecked = compile(snapshot);
+        },
+        applyDelta: (delta) => {
+          otherChecked = applyDelta(otherChecked!, delta);
+        },
+      },
+      log: silent,
+      reconcileIntervalMs: 100,
+    });
+    try {
+      await other.start();
+      const deltasBefore = dp!.deltas;
+      for (let i = 0; i < 20; i++) {
+        const via = i % 2 === 0 ? app : otherApp;
+        const res = await request(via).post('/consumers').send({ username: `replica-${i}` }).expect(201);
+        await request(i % 3 === 0 ? app : otherApp).post(`/consumers/${res.body.id}/key-auth`).send({ key: `replica-key-${i}` }).expect(201);
+      }
+      await expectSameAsFull(dp!);
+      expect(dp!.deltas).toBeGreaterThan(deltasBefore + 10);
+      const full = await compiledFromDatabase();
+      await until(() => otherChecked?.hash === full.hash && checked?.hash === full.hash, 'both replicas at the database\'s hash');
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
+
   it('a declarative replacement of everything is published as a full snapshot and data planes load it', async () => {
     const [dp] = followers;
     const fullsBefore = dp!.fulls;
