@@ -10,6 +10,9 @@ import type { Executor } from '../store/entity-repository';
  */
 export const CHANGES_TABLE = 'config_change_log';
 
+/** changes of this many versions back stay in the log (a publisher further behind than half of it reads everything) */
+export const CHANGES_KEPT_VERSIONS = 100_000;
+
 /** the version bump records its transaction */
 const TAG_FUNCTION = sql`
 create or replace function gatehouse_record_config_version() returns trigger language plpgsql as $$

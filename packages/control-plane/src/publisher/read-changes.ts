@@ -5,7 +5,7 @@ import { loadKeysForSnapshot } from '../keys/snapshot-keys';
 import { sql } from 'kysely';
 import type { ConfigStore } from '../store/config-store';
 import { loadTlsForSnapshot } from '../tls/snapshot-tls';
-import { readChanges, readRows } from './change-capture';
+import { CHANGES_KEPT_VERSIONS, readChanges, readRows } from './change-capture';
 
 /** Tables whose rows are snapshot rows as stored, and their section. */
 export function rowTables(plugins: readonly PluginDefinition[]): Map<string, SectionKey> {
@@ -51,6 +51,8 @@ export async function readChangesSince(store: ConfigStore, state: ConfigState, o
     const epoch = at[0]?.epoch ?? null;
     if (epoch !== state.epoch) return { kind: 'full' as const };
     if (version <= state.version) return { kind: 'changes' as const, version, epoch, changes: {} };
+    // the change log keeps the last CHANGES_KEPT_VERSIONS versions: a publisher further behind reads everything again
+    if (version - state.version > CHANGES_KEPT_VERSIONS / 2) return { kind: 'full' as const };
     const byTable = await readChanges(trx, state.version, version, opts.limit);
     if (!byTable) return { kind: 'full' as const };
     const changes: Record<SectionKey, SectionChanges> = {};

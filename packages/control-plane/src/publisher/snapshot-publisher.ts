@@ -2,7 +2,7 @@ import { buildSnapshot, compareEpochs, ConfigState, type SignedSnapshot, type Sn
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { signDelta, signSnapshot, signSnapshotAsync, SnapshotVerificationError, verifySnapshot } from '@gatehouse/sync';
-import { ensureChangeCapture, pruneChanges } from './change-capture';
+import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, pruneChanges } from './change-capture';
 import { KEY_TABLES, readChangesSince, rowTables, TLS_TABLES } from './read-changes';
 import { isDatabaseUnreachable } from '../db/unreachable';
 import type { Keyring } from '../keys/keyring';
@@ -79,8 +79,6 @@ const MAX_EVENTS = 20;
 const MAX_HEAD_ROUNDS = 4;
 /** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
 const FULL_CHECK_EVERY = 5;
-/** changes of this many versions back stay in the change table for replicas that lag */
-const CHANGES_KEPT_VERSIONS = 100_000;
 
 /**
  * Builds, checks, signs and publishes snapshots. Triggers coalesce: while one publication runs, any number of new
