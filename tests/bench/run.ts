@@ -1,6 +1,7 @@
 // `pnpm bench`: every figure of one run is measured on this machine, in this run, and printed as a ratio against
 // a baseline measured in the same run. Each server runs as its own process; the load generator (autocannon) runs here.
 //   BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_ONLY (comma-separated target names)
+//   BENCH_SCALE_N (default 100000) and BENCH_SCALE_SMALL (default 100): the consumer counts of the `scale` scenario
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
@@ -13,6 +14,7 @@ import { measureTls } from './tls';
 import { measureObservability } from './observability';
 import { formatStartup, measureStartup } from './startup';
 import { measureWorkers, printWorkers } from './workers';
+import { measureScale } from './scale';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -121,6 +123,15 @@ async function main(): Promise<void> {
       );
     } finally {
       await propagationUpstream.stop();
+    }
+  }
+
+  if (!only || only.includes('scale')) {
+    const scaleUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      await measureScale(`http://127.0.0.1:${scaleUpstream.port}`, { seconds, connections });
+    } finally {
+      await scaleUpstream.stop();
     }
   }
 

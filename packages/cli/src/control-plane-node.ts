@@ -21,7 +21,7 @@ import {
   type AdminServer,
   type Database,
 } from '@gatehouse/control-plane';
-import { compile } from '@gatehouse/data-plane';
+import { applyDelta, compile, type CompiledConfig } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
@@ -98,6 +98,7 @@ export async function startControlPlaneNode(
     keyring,
     tls: true,
     check: (snapshot) => void compile(snapshot),
+    loader: compiledCopy(),
     log,
     onPublished: (_snapshot, ms) => cpMetrics?.published(ms),
     onFailed: () => cpMetrics?.publicationFailed(),
@@ -126,6 +127,20 @@ export async function startControlPlaneNode(
       await admin.close();
       await publisher!.stop();
       await database.close();
+    },
+  };
+}
+
+/** The control plane's own compiled config: a snapshot or a delta that would not load here is never published. */
+function compiledCopy(): { load(snapshot: Parameters<typeof compile>[0]): void; applyDelta(delta: Parameters<typeof applyDelta>[1]): void } {
+  let compiled: CompiledConfig | null = null;
+  return {
+    load: (snapshot) => {
+      compiled = compile(snapshot);
+    },
+    applyDelta: (delta) => {
+      if (!compiled) throw new Error('no configuration loaded to apply a delta to');
+      compiled = applyDelta(compiled, delta);
     },
   };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { hostname } from 'node:os';
 import {
   AccessLog,
+  applyDelta,
   compile,
   ConfigHolder,
   createDataPlaneServer,
@@ -103,6 +104,12 @@ export async function startDataPlaneNode(
       holder.swap(compiled);
       metrics.configApplied(performance.now() - started);
     },
+    applyDelta: (delta) => {
+      const started = performance.now();
+      holder.swap(applyDelta(holder.current, delta));
+      metrics.configApplied(performance.now() - started);
+    },
+    relabel: (version) => holder.swap({ ...holder.current, version }),
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
     identity: { id, version: GATEHOUSE_VERSION },

@@ -7,3 +7,4 @@ export { z } from 'zod';
 export * from './entities/route-regex';
 export * from './epoch';
 export * from './tls';
+export * from './config-delta';

@@ -1,3 +1,4 @@
+import type { SignedDelta } from './config-delta';
 import type { Consumer, Plugin, Route, Service, Target, Upstream } from './entities';
 
 /** A key as data planes receive it: private material already decrypted by the control plane. */
@@ -113,6 +114,8 @@ export interface SnapshotAnnouncement {
   hash: string;
   /** the snapshot's cluster epoch */
   epoch?: string;
+  /** when the version was published as a delta: the signed delta itself, so a data plane needs no fetch to follow */
+  delta?: SignedDelta;
 }
 
 export const EMPTY_CONFIG_HASH = '00000000000000000000000000000000';

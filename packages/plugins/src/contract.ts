@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
-import type { Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
+import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 import type { CacheStore } from './proxy-cache/stores';
 import type { PeriodLimit, Tally } from './rate-limiting/tally';
@@ -268,6 +268,18 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
   checkConfig?: (config: Config) => Record<string, string | string[]> | null;
   /** builds lookups (e.g. key → credential) once per snapshot */
   compile?: (config: SnapshotConfig) => Index;
+  /**
+   * the snapshot sections `compile` reads (as delta keys: `consumers`, `credentials/keyauth_credentials`, `keys`, …):
+   * a delta that touches none of them leaves the index as it is; one that does updates it (`updateIndex`) or has it
+   * built again. Absent: every delta builds it again.
+   */
+  indexSections?: readonly string[];
+  /**
+   * updates the index in place for the rows a delta changed, so a write costs what it changed; `rows` looks up the
+   * configuration after the delta. Returns false when it cannot, and the index is built again instead. Consumer rows
+   * keep their objects across updates (their fields change in place).
+   */
+  updateIndex?: (index: Index, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined) => boolean;
   /** auth plugins: try to authenticate; never decide AND/OR themselves */
   authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
   /**

@@ -1,4 +1,4 @@
-import type { SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
+import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
 
 /** What a data plane reports about itself (heartbeat), listed by the control plane. */
 export interface DataPlaneReport {
@@ -39,13 +39,28 @@ export interface BusSubscription {
  */
 export interface ConfigBus {
   /**
-   * Stores the full signed snapshot as the latest, then announces `{version, hash, epoch}`. A snapshot older than
+   * Stores the full signed snapshot as the latest (dropping kept deltas), then announces `{version, hash, epoch}`. A snapshot older than
    * the stored one (an earlier epoch, or a lower version of the same epoch: a slower control plane replica) is dropped
    * without announcement, unless `replace` is set. Resolves true when stored. Rejects when the transport is down, so
    * the caller can report it.
    */
   publish(snapshot: SignedSnapshot, options?: PublishOptions): Promise<boolean | void>;
-  /** the latest stored snapshot, or null when none was ever published */
+  /**
+   * Keeps a delta for catch-up, moves the head to its version and announces it with the delta inline. Refused (false)
+   * unless the head is of the delta's epoch and `from` ≤ head version < `version`: deltas form one ordered chain.
+   */
+  publishDelta(delta: SignedDelta): Promise<boolean>;
+  /** the kept deltas whose version is above `after`, in version order */
+  fetchDeltas(after: number): Promise<SignedDelta[]>;
+  /**
+   * Stores a full snapshot for data planes that join or fall behind, without announcing it: only one of the head's
+   * epoch, not above the head and above the stored one. Kept deltas it makes useless are dropped.
+   */
+  storeSnapshot(snapshot: SignedSnapshot): Promise<boolean>;
+  /**
+   * the latest stored full snapshot, or null when none was ever published; the head may be ahead of it by the kept
+   * deltas (`fetchDeltas(snapshot.version)`)
+   */
   fetchLatest(): Promise<SignedSnapshot | null>;
   /** `{version, hash}` of the latest stored snapshot without its payload (a cheap check), or null */
   latestAnnouncement(): Promise<SnapshotAnnouncement | null>;

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { EMPTY_CONFIG_HASH, type SignedSnapshot, type Snapshot, type SnapshotAnnouncement } from '@gatehouse/core';
+import { EMPTY_CONFIG_HASH, type SignedDelta, type SignedSnapshot, type Snapshot, type SnapshotAnnouncement, type SnapshotDelta } from '@gatehouse/core';
 import type { BusSubscription, ConfigBus, DataPlaneReport } from './bus';
 import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
 import type { SyncLogger } from './logger';
-import { parseSignedSnapshot, verifySnapshot } from './signing';
+import { hasValidSignature, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshot } from './signing';
 import { succession, type ConfigPosition } from './snapshot-order';
 
 export type SnapshotSource = 'cache' | 'bus';
@@ -18,6 +18,13 @@ export interface DataPlaneSyncOptions {
   cacheFile: string | null;
   /** validate + compile + swap; throws when the snapshot cannot be loaded (the old config keeps serving) */
   apply(snapshot: Snapshot): void | Promise<void>;
+  /**
+   * applies a delta that follows the serving config to it and swaps, synchronously; throws when it would not apply
+   * (the serving config is kept and the full snapshot is loaded instead). Without it, every version is a full fetch.
+   */
+  applyDelta?(delta: SnapshotDelta): void;
+  /** moves the serving config to another version of the same content (equal hash), without compiling anything */
+  relabel?(version: number, epoch: string | null): void;
   /** the version being served, or null (or a negative number) while nothing is loaded */
   currentVersion(): number | null;
   /** the hash being served; defaults to the hash of the last snapshot this object applied */
@@ -35,7 +42,14 @@ export interface DataPlaneSyncOptions {
   maxFetchRetryMs?: number;
   /** called after each successful apply */
   onApplied?(snapshot: Snapshot, source: SnapshotSource): void;
+  /** called after each delta applied */
+  onDeltaApplied?(delta: SnapshotDelta, source: SnapshotSource): void;
 }
+
+/** deltas kept in the disk cache beside the snapshot before the cache is compacted onto a newer stored snapshot */
+const CACHE_DELTAS_BEFORE_COMPACTION = 2000;
+/** ms without a delta before the cache is compacted */
+const COMPACTION_QUIET_MS = 2000;
 
 export interface DataPlaneSyncStatus {
   config_version: number | null;
@@ -71,6 +85,16 @@ export class DataPlaneSync {
   private heartbeatFailing = false;
   private fetchFailures = 0;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** set when a delta did not apply: the next fetch loads the stored snapshot even when it is not newer */
+  private rebuild = false;
+  /** the version of the snapshot in the disk cache, and the deltas appended after it */
+  private cachedSnapshotVersion: number | null = null;
+  /** how many deltas the cache file holds after its snapshot (the deltas themselves are only on disk) */
+  private cachedDeltas = 0;
+  /** how many cached deltas there were at the last compaction attempt (one attempt per threshold's worth of deltas) */
+  private compactionTriedAt = 0;
+  private compactionTimer: NodeJS.Timeout | null = null;
+  private cacheWrites: Promise<void> = Promise.resolve();
   private readonly state: DataPlaneSyncStatus = {
     config_version: null,
     config_hash: null,
@@ -131,10 +155,13 @@ export class DataPlaneSync {
     this.timers = [];
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.compactionTimer) clearTimeout(this.compactionTimer);
+    this.compactionTimer = null;
     const subscription = this.subscription;
     this.subscription = null;
     await subscription?.close().catch(() => {});
     await this.fetching?.catch(() => {});
+    await this.cacheWrites;
   }
 
   /** Fetches the latest snapshot and applies it if newer. Concurrent calls share one fetch, plus one more after it. */
@@ -174,6 +201,10 @@ export class DataPlaneSync {
 
   private onAnnouncement(announcement: SnapshotAnnouncement): void {
     if (this.stopped) return;
+    if (announcement.delta && this.options.applyDelta && !this.rebuild) {
+      this.onDelta(announcement.delta);
+      return;
+    }
     const order = succession(announcement, this.servingPosition());
     if (order !== 'newer-version' && order !== 'newer-epoch') {
       this.options.logger.debug?.('ignoring announcement of a config that does not follow the serving one', {
@@ -188,6 +219,70 @@ export class DataPlaneSync {
       return;
     }
     void this.syncNow();
+  }
+
+  /**
+   * An announced delta: applied at once when it follows the serving version; ignored when it is not newer (a
+   * duplicate, or one overtaken); anything else (a gap, another epoch, a delta that does not verify or apply) fetches
+   * the stored snapshot and the kept deltas instead.
+   */
+  private onDelta(signed: SignedDelta): void {
+    const serving = this.servingPosition();
+    if (serving !== null && (signed.epoch ?? null) === (serving.epoch ?? null) && signed.version <= serving.version) return;
+    const outcome = this.applyOneDelta(signed, 'bus');
+    if (outcome !== 'applied') void this.syncNow();
+  }
+
+  /** Verifies and applies one delta if it follows the serving version; 'gap' when it does not. */
+  private applyOneDelta(signed: SignedDelta, source: SnapshotSource): Outcome | 'gap' {
+    const serving = this.servingPosition();
+    if (serving === null || (signed.epoch ?? null) !== (serving.epoch ?? null) || signed.from > serving.version) return 'gap';
+    if (signed.version <= serving.version) return 'stale';
+    let delta: SnapshotDelta;
+    try {
+      delta = verifyDelta(signed, this.options.secret);
+    } catch (error) {
+      // not from the control plane: refused; the bus is asked what the head really is
+      this.state.last_error = `delta ${signed.from}→${signed.version} rejected: ${(error as Error).message}`;
+      this.options.logger.error('delta rejected; the serving config is kept', { source, from: signed.from, version: signed.version, error: (error as Error).message });
+      return 'rejected';
+    }
+    try {
+      this.options.applyDelta!(delta);
+    } catch (error) {
+      this.state.last_error = `delta ${signed.from}→${signed.version} rejected: ${(error as Error).message}`;
+      this.options.logger.error('delta rejected; the serving config is kept and the full snapshot fetched', {
+        source,
+        from: signed.from,
+        version: signed.version,
+        serving: serving.version,
+        error: (error as Error).message,
+      });
+      this.rebuild = true;
+      return 'rejected';
+    }
+    this.state.config_version = delta.version;
+    this.state.config_hash = delta.hash;
+    this.state.config_epoch = delta.epoch ?? null;
+    this.state.source = source;
+    this.state.last_applied_at = Date.now();
+    this.state.last_error = null;
+    if (source === 'bus') this.appendCachedDelta(signed);
+    try {
+      this.options.onDeltaApplied?.(delta, source);
+    } catch (error) {
+      this.options.logger.error('onDeltaApplied handler failed', { error: (error as Error).message });
+    }
+    return 'applied';
+  }
+
+  /** Applies kept deltas in order from the serving version; false when they left a gap or one did not apply. */
+  private applyChain(deltas: readonly SignedDelta[], source: SnapshotSource): boolean {
+    for (const signed of deltas) {
+      const outcome = this.applyOneDelta(signed, source);
+      if (outcome === 'gap' || outcome === 'rejected') return false;
+    }
+    return true;
   }
 
   /** The safety net for a lost announcement: compare the stored version, fetch only when it is newer. */
@@ -226,7 +321,60 @@ export class DataPlaneSync {
       this.options.logger.info('no snapshot published yet');
       return;
     }
-    await this.accept(signed, 'bus');
+    if (!this.options.applyDelta) {
+      await this.accept(signed, 'bus');
+      return;
+    }
+    await this.followStored(signed);
+  }
+
+  /**
+   * Brings the serving config to the head: by the kept deltas when they continue the serving version, else by the
+   * stored snapshot and the deltas after it.
+   */
+  private async followStored(signed: SignedSnapshot): Promise<void> {
+    const serving = this.servingPosition();
+    const order = succession(signed, serving);
+    const rebuild = this.rebuild;
+    let full = rebuild || serving === null || order === 'newer-epoch';
+    if (!full && order === 'older-epoch') {
+      await this.accept(signed, 'bus'); // logs and keeps the serving config
+      return;
+    }
+    try {
+      if (!full) {
+        const deltas = await this.options.bus.fetchDeltas(serving!.version);
+        const continues = deltas.length > 0 && deltas[0]!.from <= serving!.version && (deltas[0]!.epoch ?? null) === (serving!.epoch ?? null);
+        if (continues) {
+          if (this.applyChain(deltas, 'bus')) return;
+          full = true;
+        } else if (order === 'newer-version') {
+          full = true;
+        } else if (deltas.length > 0) {
+          this.state.last_error = `kept deltas start at ${deltas[0]!.from}, after the serving version ${serving!.version}`;
+          this.fetchFailures++;
+          this.scheduleRetry();
+          return;
+        } else {
+          return; // up to date
+        }
+      }
+      if (!full) return;
+      const outcome = await this.accept(signed, 'bus', rebuild || this.rebuild);
+      if (outcome === 'rejected') return;
+      this.rebuild = false;
+      const after = this.servingVersion() ?? signed.version;
+      const deltas = await this.options.bus.fetchDeltas(after);
+      if (!this.applyChain(deltas, 'bus')) {
+        // the deltas after a fresh load do not apply either: try again later rather than at once
+        this.fetchFailures++;
+        this.scheduleRetry();
+      }
+    } catch (error) {
+      this.state.last_error = `fetch failed: ${(error as Error).message}`;
+      this.fetchFailures++;
+      this.scheduleRetry();
+    }
   }
 
   /**
@@ -244,10 +392,10 @@ export class DataPlaneSync {
     this.retryTimer.unref();
   }
 
-  private async accept(signed: SignedSnapshot, source: SnapshotSource): Promise<Outcome> {
+  private async accept(signed: SignedSnapshot, source: SnapshotSource, rebuild = false): Promise<Outcome> {
     if (this.stopped) return 'stale';
     const serving = this.servingVersion();
-    const order = succession(signed, this.servingPosition());
+    const order = rebuild && signed.epoch === (this.state.config_epoch ?? undefined) ? 'newer-epoch' : succession(signed, this.servingPosition());
     if (order === 'older-version' || order === 'older-epoch') {
       this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', {
         stored: signed.version,
@@ -260,7 +408,14 @@ export class DataPlaneSync {
     if (order === 'same') return 'stale';
     // a new epoch with the serving hash is still loaded: the data plane must move to the epoch (a replay of the old
     // epoch is then refused), and compiling once per epoch change costs little
-    if (order === 'newer-version' && signed.hash === this.servingHash()) return 'unchanged';
+    if (order === 'newer-version' && signed.hash === this.servingHash()) {
+      if (this.options.relabel) {
+        this.options.relabel(signed.version, signed.epoch ?? null);
+        this.state.config_version = signed.version;
+        if (source === 'bus') await this.writeCache(signed);
+      }
+      return 'unchanged';
+    }
 
     let snapshot: Snapshot;
     try {
@@ -277,7 +432,7 @@ export class DataPlaneSync {
       return 'rejected';
     }
 
-    if (order === 'newer-epoch' && serving !== null) {
+    if (order === 'newer-epoch' && serving !== null && !rebuild) {
       this.options.logger.warn('config from a new cluster epoch loaded (the control plane database was reset or restored)', {
         version: snapshot.version,
         epoch: snapshot.epoch,
@@ -315,22 +470,109 @@ export class DataPlaneSync {
       return;
     }
     try {
-      await this.accept(parseSignedSnapshot(text), 'cache');
+      const signed = parseSignedSnapshot(text);
+      if ((await this.accept(signed, 'cache')) === 'applied') this.cachedSnapshotVersion = signed.version;
     } catch (error) {
       this.options.logger.error('snapshot cache unusable', { file, error: (error as Error).message });
+      return;
     }
+    if (!this.options.applyDelta || this.cachedSnapshotVersion === null) return;
+    let lines: string[];
+    try {
+      lines = (await readFile(`${file}.deltas`, 'utf8')).split('\n');
+    } catch {
+      return;
+    }
+    for (const line of lines) {
+      const delta = line ? parseSignedDelta(line) : null;
+      if (!delta) continue;
+      const outcome = this.applyOneDelta(delta, 'cache');
+      if (outcome === 'applied' || outcome === 'stale') this.cachedDeltas++;
+      if (outcome === 'gap' || outcome === 'rejected') break;
+    }
+    this.rebuild = false;
   }
 
-  /** temp file + rename: a crash mid-write never leaves a torn cache; 0600 because the snapshot holds secrets */
+  /** Appends an applied delta to the disk cache; past a threshold, the cache moves onto a newer stored snapshot. */
+  private appendCachedDelta(signed: SignedDelta): void {
+    const file = this.options.cacheFile;
+    if (!file || this.cachedSnapshotVersion === null) return;
+    this.cachedDeltas++;
+    const line = `${JSON.stringify(signed)}\n`;
+    this.cacheWrites = this.cacheWrites
+      .then(() => appendFile(`${file}.deltas`, line, { mode: 0o600 }))
+      .catch((error: Error) => this.options.logger.warn('cannot write the snapshot cache', { file, error: error.message }));
+    // compacted once deltas pause for a moment (fetching a large stored snapshot is not done between two deltas), or
+    // during a long stream of writes every ten times the threshold
+    if (this.compactionTimer) clearTimeout(this.compactionTimer);
+    this.compactionTimer = null;
+    const due = this.cachedDeltas - this.compactionTriedAt;
+    if (due < CACHE_DELTAS_BEFORE_COMPACTION || this.stopped) return;
+    const compact = () => {
+      this.compactionTimer = null;
+      this.compactionTriedAt = this.cachedDeltas;
+      this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+    };
+    if (due >= 10 * CACHE_DELTAS_BEFORE_COMPACTION) return compact();
+    this.compactionTimer = setTimeout(compact, COMPACTION_QUIET_MS);
+    this.compactionTimer.unref();
+  }
+
+  /** Moves the disk cache onto the bus's stored snapshot when it is newer than the cached one. */
+  private async compactCache(): Promise<void> {
+    const file = this.options.cacheFile;
+    if (!file || this.cachedSnapshotVersion === null || this.cachedDeltas < CACHE_DELTAS_BEFORE_COMPACTION) return;
+    let stored: SignedSnapshot | null;
+    try {
+      stored = await this.options.bus.fetchLatest();
+    } catch {
+      return;
+    }
+    if (!stored || stored.version <= this.cachedSnapshotVersion || (stored.epoch ?? null) !== this.state.config_epoch) return;
+    // the signature only: the cache is verified in full when it is loaded, and decoding a large snapshot here would
+    // hold up the proxy
+    if (!hasValidSignature(stored, this.options.secret)) return;
+    let lines: string[];
+    try {
+      lines = (await readFile(`${file}.deltas`, 'utf8')).split('\n');
+    } catch {
+      lines = [];
+    }
+    const kept = lines.filter((line) => {
+      const delta = line ? parseSignedDelta(line) : null;
+      return delta !== null && delta.version > stored!.version;
+    });
+    // the snapshot first: a crash between the two leaves deltas the newer snapshot already holds, which loading skips
+    await this.writeFileAtomically(file, JSON.stringify(stored));
+    await this.writeFileAtomically(`${file}.deltas`, kept.map((line) => `${line}\n`).join(''));
+    this.cachedSnapshotVersion = stored.version;
+    this.cachedDeltas = kept.length;
+    this.compactionTriedAt = 0;
+  }
+
+  /** the full snapshot just loaded from the bus becomes the cache, with no deltas after it */
   private async writeCache(signed: SignedSnapshot): Promise<void> {
     const file = this.options.cacheFile;
     if (!file) return;
+    this.cachedSnapshotVersion = signed.version;
+    this.cachedDeltas = 0;
+    this.compactionTriedAt = 0;
+    const write = this.cacheWrites.then(async () => {
+      await this.writeFileAtomically(file, JSON.stringify(signed));
+      if (this.options.applyDelta) await rm(`${file}.deltas`, { force: true }).catch(() => {});
+    });
+    this.cacheWrites = write;
+    await write;
+  }
+
+  /** temp file + rename: a crash mid-write never leaves a torn cache; 0600 because the snapshot holds secrets */
+  private async writeFileAtomically(file: string, text: string): Promise<void> {
     const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       await mkdir(dirname(file), { recursive: true, mode: 0o700 });
       const handle = await open(temp, 'w', 0o600);
       try {
-        await handle.writeFile(JSON.stringify(signed));
+        await handle.writeFile(text);
         await handle.sync();
       } finally {
         await handle.close();

@@ -1,4 +1,4 @@
-import type { SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
+import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
 import {
   DEFAULT_DATA_PLANE_TTL_SECONDS,
   type BusSubscription,
@@ -11,6 +11,9 @@ import { announcementOf } from './announcement';
 import { succession } from './snapshot-order';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
+
+/** deltas kept beyond the stored snapshot at most; a data plane further behind loads the snapshot */
+export const MAX_KEPT_DELTAS = 50_000;
 
 export interface MemoryBusOptions {
   /** lifetime of a data plane's row after its last report (default 14 days) */
@@ -26,6 +29,10 @@ export interface MemoryBusOptions {
  */
 export class MemoryBus implements ConfigBus {
   private latest: SignedSnapshot | null = null;
+  /** the head: the latest version, published as a snapshot or as a delta */
+  private head: SnapshotAnnouncement | null = null;
+  /** deltas kept for catch-up, in version order */
+  private deltas: SignedDelta[] = [];
   private readonly subscribers = new Set<Handlers>();
   private readonly reports = new Map<string, DataPlaneReport>();
   private readonly ttlSeconds: number;
@@ -39,13 +46,42 @@ export class MemoryBus implements ConfigBus {
 
   async publish(snapshot: SignedSnapshot, options: PublishOptions = {}): Promise<boolean> {
     this.assertOpen();
-    if (this.latest && !options.replace) {
-      const order = succession(snapshot, this.latest);
+    if (this.head && !options.replace) {
+      const order = succession(snapshot, this.head);
       if (order === 'older-epoch' || order === 'older-version') return false;
     }
     this.latest = { ...snapshot };
+    this.deltas = [];
     const announcement: SnapshotAnnouncement = announcementOf(snapshot);
+    this.head = { ...announcement };
     for (const handlers of this.subscribers) this.deliver(() => handlers.onAnnouncement({ ...announcement }));
+    return true;
+  }
+
+  async publishDelta(delta: SignedDelta): Promise<boolean> {
+    this.assertOpen();
+    const head = this.head;
+    if (!head || (head.epoch ?? '') !== (delta.epoch ?? '') || head.version < delta.from || head.version >= delta.version) return false;
+    this.deltas.push({ ...delta });
+    if (this.deltas.length > MAX_KEPT_DELTAS) this.deltas.splice(0, this.deltas.length - MAX_KEPT_DELTAS);
+    const announcement = announcementOf(delta);
+    this.head = { ...announcement };
+    for (const handlers of this.subscribers) this.deliver(() => handlers.onAnnouncement({ ...announcement, delta: { ...delta } }));
+    return true;
+  }
+
+  async fetchDeltas(after: number): Promise<SignedDelta[]> {
+    this.assertOpen();
+    return this.deltas.filter((d) => d.version > after).map((d) => ({ ...d }));
+  }
+
+  async storeSnapshot(snapshot: SignedSnapshot): Promise<boolean> {
+    this.assertOpen();
+    const head = this.head;
+    if (!head || (head.epoch ?? '') !== (snapshot.epoch ?? '') || snapshot.version > head.version) return false;
+    if (this.latest && (this.latest.epoch ?? '') === (snapshot.epoch ?? '') && this.latest.version >= snapshot.version) return false;
+    this.latest = { ...snapshot };
+    this.deltas = this.deltas.filter((d) => d.version > snapshot.version);
     return true;
   }
 
@@ -56,7 +92,7 @@ export class MemoryBus implements ConfigBus {
 
   async latestAnnouncement(): Promise<SnapshotAnnouncement | null> {
     this.assertOpen();
-    return this.latest ? announcementOf(this.latest) : null;
+    return this.head ? { ...this.head } : null;
   }
 
   async subscribe(handlers: Handlers): Promise<BusSubscription> {

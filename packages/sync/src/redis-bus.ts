@@ -1,4 +1,4 @@
-import type { SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
+import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
   DEFAULT_DATA_PLANE_TTL_SECONDS,
@@ -10,7 +10,8 @@ import {
 } from './bus';
 import { announcementOf } from './announcement';
 import { silentLogger, type SyncLogger } from './logger';
-import { parseSignedSnapshot } from './signing';
+import { parseSignedDelta, parseSignedSnapshot } from './signing';
+import { MAX_KEPT_DELTAS } from './memory-bus';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 
@@ -39,8 +40,12 @@ export function redisBusKeys(prefix = DEFAULT_REDIS_PREFIX) {
   return {
     /** the latest signed snapshot, JSON */
     snapshot: `${prefix}snapshot`,
-    /** `{version, hash}` of that snapshot, JSON: the cheap check and the guard against older publishes */
+    /** `{version, hash, epoch}` of the latest version (snapshot or delta), JSON: the cheap check and the guard against older publishes */
     head: `${prefix}snapshot:head`,
+    /** `{version, hash, epoch}` of the stored full snapshot, JSON */
+    stored: `${prefix}snapshot:stored`,
+    /** sorted set: signed deltas (JSON) after the stored snapshot, scored by version */
+    deltas: `${prefix}deltas`,
     /** announcements `{version, hash}` */
     channel: `${prefix}config`,
     /** hash: data plane id → report JSON */
@@ -75,7 +80,52 @@ if head and ARGV[6] ~= '1' then
 end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('DEL', KEYS[4])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
+return 1
+`;
+
+// Keeps a delta and moves the head to it, only when it continues the head: same epoch, from <= head < version.
+const PUBLISH_DELTA_SCRIPT = `
+local head = redis.call('GET', KEYS[1])
+if not head then return 0 end
+local ok, current = pcall(cjson.decode, head)
+if not ok or type(current) ~= 'table' then return 0 end
+local head_epoch = current.epoch
+if type(head_epoch) ~= 'string' then head_epoch = '' end
+if head_epoch ~= ARGV[3] then return 0 end
+local hv = tonumber(current.version)
+if not hv or hv < tonumber(ARGV[1]) or hv >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+local extra = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[8])
+if extra > 0 then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, extra - 1) end
+redis.call('SET', KEYS[1], ARGV[5])
+redis.call('PUBLISH', ARGV[6], ARGV[7])
+return 1
+`;
+
+// Stores a full snapshot without announcing it: of the head's epoch, not above the head, above the stored one.
+const STORE_SNAPSHOT_SCRIPT = `
+local head = redis.call('GET', KEYS[1])
+if not head then return 0 end
+local ok, current = pcall(cjson.decode, head)
+if not ok or type(current) ~= 'table' then return 0 end
+local head_epoch = current.epoch
+if type(head_epoch) ~= 'string' then head_epoch = '' end
+if head_epoch ~= ARGV[2] or tonumber(current.version) < tonumber(ARGV[1]) then return 0 end
+local stored = redis.call('GET', KEYS[2])
+if stored then
+  local ok2, s = pcall(cjson.decode, stored)
+  if ok2 and type(s) == 'table' then
+    local se = s.epoch
+    if type(se) ~= 'string' then se = '' end
+    if se == ARGV[2] and tonumber(s.version) and tonumber(s.version) >= tonumber(ARGV[1]) then return 0 end
+  end
+end
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[1])
 return 1
 `;
 
@@ -104,6 +154,8 @@ function parseAnnouncement(text: string): SnapshotAnnouncement | null {
     if (value && Number.isSafeInteger(value.version) && typeof value.hash === 'string') {
       const announcement: SnapshotAnnouncement = { version: value.version!, hash: value.hash };
       if (typeof value.epoch === 'string') announcement.epoch = value.epoch;
+      const delta = value.delta === undefined ? null : parseSignedDelta(value.delta);
+      if (delta) announcement.delta = delta;
       return announcement;
     }
   } catch {}
@@ -150,9 +202,11 @@ export class RedisBus implements ConfigBus {
     const stored = await this.run(() =>
       this.commands.eval(
         PUBLISH_SCRIPT,
-        2,
+        4,
         this.keys.snapshot,
         this.keys.head,
+        this.keys.stored,
+        this.keys.deltas,
         String(snapshot.version),
         JSON.stringify(snapshot),
         head,
@@ -166,6 +220,58 @@ export class RedisBus implements ConfigBus {
       return false;
     }
     return true;
+  }
+
+  async publishDelta(delta: SignedDelta): Promise<boolean> {
+    this.assertOpen();
+    const announcement = announcementOf(delta);
+    const stored = await this.run(() =>
+      this.commands.eval(
+        PUBLISH_DELTA_SCRIPT,
+        2,
+        this.keys.head,
+        this.keys.deltas,
+        String(delta.from),
+        String(delta.version),
+        delta.epoch ?? '',
+        JSON.stringify(delta),
+        JSON.stringify(announcement),
+        this.keys.channel,
+        JSON.stringify({ ...announcement, delta }),
+        String(MAX_KEPT_DELTAS),
+      ),
+    );
+    return Number(stored) === 1;
+  }
+
+  async fetchDeltas(after: number): Promise<SignedDelta[]> {
+    this.assertOpen();
+    const rows = await this.run(() => this.commands.zrangebyscore(this.keys.deltas, `(${after}`, '+inf'));
+    const deltas: SignedDelta[] = [];
+    for (const row of rows) {
+      const delta = parseSignedDelta(row);
+      if (delta) deltas.push(delta);
+    }
+    return deltas.sort((a, b) => a.version - b.version);
+  }
+
+  async storeSnapshot(snapshot: SignedSnapshot): Promise<boolean> {
+    this.assertOpen();
+    const stored = await this.run(() =>
+      this.commands.eval(
+        STORE_SNAPSHOT_SCRIPT,
+        4,
+        this.keys.head,
+        this.keys.stored,
+        this.keys.snapshot,
+        this.keys.deltas,
+        String(snapshot.version),
+        snapshot.epoch ?? '',
+        JSON.stringify(snapshot),
+        JSON.stringify(announcementOf(snapshot)),
+      ),
+    );
+    return Number(stored) === 1;
   }
 
   async fetchLatest(): Promise<SignedSnapshot | null> {

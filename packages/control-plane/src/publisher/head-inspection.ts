@@ -1,5 +1,5 @@
 import type { Snapshot } from '@gatehouse/core';
-import { SnapshotVerificationError, verifySnapshot, type ConfigBus } from '@gatehouse/sync';
+import { SnapshotVerificationError, verifyDelta, verifySnapshot, type ConfigBus } from '@gatehouse/sync';
 
 /** What the control plane makes of the head the bus holds. */
 export type HeadVerdict =
@@ -24,8 +24,22 @@ export async function inspectHead(bus: ConfigBus, secret: string): Promise<HeadV
     throw err;
   }
   const epoch = snapshot.epoch ?? null;
-  if (!announced || announced.version !== snapshot.version || announced.hash !== snapshot.hash || (announced.epoch ?? null) !== epoch) {
-    return unverifiable('the head does not describe the stored snapshot');
+  if (!announced) return unverifiable('the head does not describe the stored snapshot');
+  if (announced.version === snapshot.version && announced.hash === snapshot.hash && (announced.epoch ?? null) === epoch) {
+    return { kind: 'genuine', head: { version: snapshot.version, hash: snapshot.hash, epoch } };
   }
-  return { kind: 'genuine', head: { version: snapshot.version, hash: snapshot.hash, epoch } };
+  // a head ahead of the stored snapshot must be the last kept delta of the same epoch
+  if ((announced.epoch ?? null) === epoch && announced.version > snapshot.version) {
+    const last = (await bus.fetchDeltas(announced.version - 1)).find((d) => d.version === announced.version);
+    if (last) {
+      try {
+        const delta = verifyDelta(last, secret);
+        if (delta.hash === announced.hash && (delta.epoch ?? null) === epoch) return { kind: 'genuine', head: { version: delta.version, hash: delta.hash, epoch } };
+      } catch (err) {
+        if (!(err instanceof SnapshotVerificationError)) throw err;
+        return unverifiable(err.message);
+      }
+    }
+  }
+  return unverifiable('the head does not describe the stored snapshot or a kept delta');
 }

@@ -1,7 +1,9 @@
-import { buildSnapshot, compareEpochs, type SignedSnapshot, type Snapshot } from '@gatehouse/core';
+import { buildSnapshot, compareEpochs, ConfigState, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { signSnapshot, SnapshotVerificationError } from '@gatehouse/sync';
+import { signDelta, signSnapshot, signSnapshotAsync, SnapshotVerificationError, verifySnapshot } from '@gatehouse/sync';
+import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, pruneChanges } from './change-capture';
+import { KEY_TABLES, readChangesSince, rowTables, TLS_TABLES } from './read-changes';
 import { isDatabaseUnreachable } from '../db/unreachable';
 import type { Keyring } from '../keys/keyring';
 import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
@@ -25,14 +27,26 @@ export interface SnapshotPublisherOptions {
   tls?: boolean;
   /** the data plane's compile: a snapshot that would not load there is never published (throws to refuse) */
   check: (snapshot: Snapshot) => void;
+  /**
+   * the data plane's compiled config, kept by the control plane: `load` a full snapshot, `applyDelta` a delta, each
+   * throwing to refuse. With it, writes are published as deltas (the database's change capture says what changed),
+   * checked by applying them to this copy; `check` is then not used.
+   */
+  loader?: { load(snapshot: Snapshot): void; applyDelta(delta: SnapshotDelta): void };
+  /** above this many changed rows in one publication, a full snapshot is published instead of a delta (default 5000) */
+  deltaLimit?: number;
+  /** ms without a publication after which the full snapshot is stored for joining data planes (default 1000) */
+  snapshotStoreIdleMs?: number;
+  /** after this many deltas the full snapshot is stored even while writes go on (default 10000) */
+  snapshotStoreEveryDeltas?: number;
   log: PublisherLogger;
   /**
    * how often the publisher compares what the bus holds with the database, in ms (default 1000): catches a restarted,
    * empty Redis, a forged or foreign head, and a database that was restored under a running control plane
    */
   reconcileIntervalMs?: number;
-  /** told after each successful publication, with how long it took (metrics) */
-  onPublished?: (snapshot: Snapshot, durationMs: number) => void;
+  /** told after each successful publication (full or delta), with how long it took (metrics) */
+  onPublished?: (published: Pick<Snapshot, 'version' | 'hash' | 'epoch'>, durationMs: number) => void;
   /** told after each failed publication (metrics) */
   onFailed?: (message: string) => void;
 }
@@ -89,6 +103,15 @@ export class SnapshotPublisher {
   /** the last snapshot this publisher stored, as stored */
   private lastSigned: SignedSnapshot | null = null;
   private reconcileRounds = 0;
+  /** the configuration as last published (or built), kept current by deltas; null until the first full publication */
+  private state: ConfigState | null = null;
+  /** the next publication is a full snapshot (start, bulk writes, a refused or lost delta, a head to look at) */
+  private fullNeeded = true;
+  /** change capture is installed: deltas can be read from the database */
+  private captureReady = false;
+  private storeTimer: NodeJS.Timeout | null = null;
+  private storing: Promise<void> | null = null;
+  private deltasSinceStore = 0;
   private last: PublisherStatus = {
     version: null,
     hash: null,
@@ -107,6 +130,15 @@ export class SnapshotPublisher {
 
   /** publishes the current state at once and keeps it published */
   async start(): Promise<void> {
+    if (this.opts.loader) {
+      const tables = [...rowTables(this.opts.plugins).keys(), ...(this.opts.keyring ? KEY_TABLES : []), ...(this.opts.keyring && this.opts.tls ? TLS_TABLES : [])];
+      try {
+        await ensureChangeCapture(this.opts.store.db, tables);
+        this.captureReady = true;
+      } catch (err) {
+        this.opts.log.warn('change capture unavailable: every write publishes a full snapshot', { error: err instanceof Error ? err.message : String(err) });
+      }
+    }
     await this.trigger();
     const every = this.opts.reconcileIntervalMs ?? 1000;
     this.reconcileTimer = setInterval(() => void this.reconcile(), every);
@@ -117,7 +149,9 @@ export class SnapshotPublisher {
     this.stopped = true;
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.storeTimer) clearTimeout(this.storeTimer);
     await this.inFlight?.catch(() => {});
+    await this.storing?.catch(() => {});
   }
 
   /** asks for a publication of the latest committed config; resolves when one that started after the call is done */
@@ -139,6 +173,10 @@ export class SnapshotPublisher {
 
   private async publishOnce(): Promise<void> {
     const started = performance.now();
+    if (this.state && this.captureReady && !this.fullNeeded && this.opts.loader) {
+      if ((await this.publishDelta(started)) === 'done') return;
+      this.fullNeeded = true;
+    }
     for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
       const snapshot = await this.build();
       if (!snapshot) return;
@@ -177,19 +215,136 @@ export class SnapshotPublisher {
         if (next === 'again') continue;
       }
       this.lastSigned = signed;
-      this.last = {
-        ...this.last,
-        version: snapshot.version,
-        hash: snapshot.hash,
-        epoch: snapshot.epoch ?? null,
-        published_at: Math.floor(Date.now() / 1000),
-        last_error: null,
-      };
-      this.retryDelayMs = 250;
-      this.opts.onPublished?.(snapshot, performance.now() - started);
+      if (this.opts.loader) {
+        this.state = ConfigState.fromSnapshot(snapshot, { copyRows: true });
+        this.fullNeeded = false;
+        this.deltasSinceStore = 0;
+      }
+      this.published(snapshot, started);
       return;
     }
     if (!this.stopped) this.fail('snapshot not published: the bus head kept changing under the publisher; retrying', new Error('too many rounds'), true);
+  }
+
+  private published(what: Pick<Snapshot, 'version' | 'hash' | 'epoch'>, started: number): void {
+    this.last = {
+      ...this.last,
+      version: what.version,
+      hash: what.hash,
+      epoch: what.epoch ?? null,
+      published_at: Math.floor(Date.now() / 1000),
+      last_error: null,
+    };
+    this.retryDelayMs = 250;
+    this.opts.onPublished?.(what, performance.now() - started);
+  }
+
+  /**
+   * Publishes what changed since the last publication as a signed delta, checked by applying it to the compiled copy.
+   * 'full' when a full snapshot must be published instead (many changes, another epoch, a head this publisher did not
+   * expect); 'done' otherwise (published, nothing to do, or failed and reported).
+   */
+  private async publishDelta(started: number): Promise<'done' | 'full'> {
+    const state = this.state!;
+    let read: Awaited<ReturnType<typeof readChangesSince>>;
+    try {
+      read = await readChangesSince(this.opts.store, state, {
+        plugins: this.opts.plugins,
+        keyring: this.opts.keyring,
+        tls: this.opts.tls,
+        limit: this.opts.deltaLimit ?? 5000,
+      });
+    } catch (err) {
+      if (isDatabaseUnreachable(err)) {
+        this.databaseReachable(false, err);
+        this.fail('snapshot not published: the database is unreachable; publishing as soon as it is back', err, true);
+      } else {
+        this.fail('snapshot not published: the configuration cannot be read from the database', err, true);
+      }
+      return 'done';
+    }
+    this.databaseReachable(true);
+    if (read.kind === 'full') return 'full';
+    const epoch = state.epoch ?? undefined;
+    let head;
+    // a database behind what was published went back in time (restored): the full path starts a new epoch
+    if (read.version < state.version) return 'full';
+    if (read.version === state.version) {
+      // nothing new: fine when the bus holds what was published, else the full path looks at the head
+      try {
+        head = await this.opts.bus.latestAnnouncement();
+      } catch (err) {
+        this.fail(`snapshot ${state.version} not checked: the bus is unreachable; retrying`, err, true);
+        return 'done';
+      }
+      return head && head.version === state.version && head.hash === state.hash() && (head.epoch ?? null) === state.epoch ? 'done' : 'full';
+    }
+    const { hash, hashes } = state.hashAfter(read.changes);
+    const delta: SnapshotDelta = { format: 'delta', from: state.version, version: read.version, created_at: Math.floor(Date.now() / 1000), hash, hashes, changes: read.changes };
+    if (epoch !== undefined) delta.epoch = epoch;
+    try {
+      this.opts.loader!.applyDelta(delta);
+      this.refused = null;
+    } catch (err) {
+      this.refused = { version: read.version, epoch: state.epoch };
+      this.fullNeeded = true;
+      this.fail('snapshot not published: it does not build or load', err, false);
+      return 'done';
+    }
+    state.applyDelta(delta);
+    const signed = signDelta(delta, this.opts.secret);
+    let stored: boolean;
+    try {
+      stored = await this.opts.bus.publishDelta(signed);
+      if (!stored) head = await this.opts.bus.latestAnnouncement();
+    } catch (err) {
+      this.fullNeeded = true;
+      this.fail(`delta ${delta.from}→${delta.version} not published: the bus is unreachable; retrying`, err, true);
+      return 'done';
+    }
+    if (!stored) {
+      if (!head || (head.epoch ?? null) !== state.epoch || head.version < delta.version) return 'full';
+      if (head.version === delta.version && head.hash !== delta.hash) return 'full';
+      // another replica published this version, or a later one, first
+      if (head.version > delta.version) this.pending = true;
+      else this.published(delta, started);
+      return 'done';
+    }
+    this.published(delta, started);
+    this.deltasSinceStore++;
+    this.scheduleStore();
+    return 'done';
+  }
+
+  /**
+   * The full snapshot for joining data planes is stored when writes pause (or every so many deltas), from the
+   * configuration kept in memory: never rebuilt from the database per write.
+   */
+  private scheduleStore(): void {
+    if (this.stopped) return;
+    if (this.storeTimer) clearTimeout(this.storeTimer);
+    const every = this.opts.snapshotStoreEveryDeltas ?? 10_000;
+    const delay = this.deltasSinceStore >= every ? 0 : (this.opts.snapshotStoreIdleMs ?? 1000);
+    this.storeTimer = setTimeout(() => {
+      this.storeTimer = null;
+      this.storing ??= this.storeSnapshot().finally(() => (this.storing = null));
+    }, delay);
+    this.storeTimer.unref();
+  }
+
+  private async storeSnapshot(): Promise<void> {
+    const state = this.state;
+    if (!state || this.stopped || this.deltasSinceStore === 0) return;
+    const count = this.deltasSinceStore;
+    const signed = await signSnapshotAsync(state.toSnapshot(), this.opts.secret);
+    try {
+      await this.opts.bus.storeSnapshot(signed);
+      this.lastSigned = signed;
+      this.deltasSinceStore = Math.max(0, this.deltasSinceStore - count);
+    } catch (err) {
+      this.opts.log.warn('full snapshot not stored: the bus is unreachable; trying again later', { error: err instanceof Error ? err.message : String(err) });
+      this.scheduleStore();
+    }
   }
 
   /** Reads, builds and checks the snapshot of the latest committed state; null (after reporting why) when it cannot. */
@@ -210,7 +365,8 @@ export class SnapshotPublisher {
     try {
       const snapshot = buildSnapshot(read.version, read.config);
       if (read.epoch) snapshot.epoch = read.epoch;
-      this.opts.check(snapshot);
+      if (this.opts.loader) this.opts.loader.load(snapshot);
+      else this.opts.check(snapshot);
       this.refused = null;
       return snapshot;
     } catch (err) {
@@ -360,7 +516,15 @@ export class SnapshotPublisher {
       last.epoch === epoch;
     const refused = this.refused !== null && this.refused.version === version && this.refused.epoch === epoch;
     if (!inSync && !refused) await this.trigger();
-    else if (inSync && ++this.reconcileRounds % FULL_CHECK_EVERY === 0) await this.checkStoredSnapshot();
+    else if (inSync && ++this.reconcileRounds % this.fullCheckEvery() === 0) {
+      await this.checkStoredSnapshot();
+      if (this.captureReady && version > CHANGES_KEPT_VERSIONS) await pruneChanges(this.opts.store.db, version - CHANGES_KEPT_VERSIONS).catch(() => {});
+    }
+  }
+
+  /** a large stored snapshot (a megabyte and more) is compared once a minute, a small one every fifth round */
+  private fullCheckEvery(): number {
+    return (this.lastSigned?.payload.length ?? 0) > 1_000_000 ? FULL_CHECK_EVERY * 12 : FULL_CHECK_EVERY;
   }
 
   /**
@@ -375,13 +539,29 @@ export class SnapshotPublisher {
       const stored = await this.opts.bus.fetchLatest();
       if (!stored) why = 'the snapshot is missing';
       else if (stored.payload !== ours.payload || stored.signature !== ours.signature || stored.version !== ours.version) {
-        why = 'the stored snapshot is not the one its head announces';
+        // another replica may have stored a later one of the same epoch: that is fine when it is genuine
+        const genuine = (() => {
+          try {
+            const snapshot = verifySnapshot(stored, this.opts.secret);
+            return (snapshot.epoch ?? null) === (ours.epoch ?? null) && snapshot.version >= ours.version;
+          } catch {
+            return false;
+          }
+        })();
+        if (!genuine) why = 'the stored snapshot is not the one its head announces';
       }
     } catch (err) {
       if (!(err instanceof SnapshotVerificationError)) return; // bus unreachable: next round
       why = err.message;
     }
     if (!why || this.stopped || this.inFlight) return;
+    if (this.opts.loader && this.state && this.state.version !== ours.version) {
+      // the head has moved on by deltas: a full snapshot of the current version replaces the stored one
+      this.event('forged_head', `${why}; replaced with a signed snapshot of version ${this.state.version}`, { version: this.state.version, epoch: this.state.epoch });
+      const signed = signSnapshot(this.state.toSnapshot(), this.opts.secret);
+      await this.opts.bus.publish(signed, { replace: true }).then(() => (this.lastSigned = signed)).catch(() => {});
+      return;
+    }
     this.event('forged_head', `${why}; replaced with the signed snapshot of version ${ours.version}`, { version: ours.version, epoch: ours.epoch ?? null });
     await this.opts.bus.publish(ours, { replace: true }).catch(() => {});
   }

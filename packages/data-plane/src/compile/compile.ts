@@ -1,4 +1,14 @@
-import { flattenFieldErrors, REFERENCEABLE_PLUGIN_FIELDS, type Consumer, type FieldErrors, type Plugin, type Route, type Service, type Snapshot } from '@gatehouse/core';
+import {
+  ConfigState,
+  flattenFieldErrors,
+  REFERENCEABLE_PLUGIN_FIELDS,
+  type Consumer,
+  type FieldErrors,
+  type Plugin,
+  type Route,
+  type Service,
+  type Snapshot,
+} from '@gatehouse/core';
 import { findPlugin, type PluginDefinition } from '@gatehouse/plugins';
 import { Router } from './router';
 import { compileUpstreams, type UpstreamSpec } from '../balancer/spec';
@@ -6,7 +16,7 @@ import { resolveScope, scopeRank, type ScopedInstance } from './scope';
 import { compileTls } from '../tls/compile-tls';
 import type { UpstreamTls } from '../tls/upstream-tls';
 import { resolveConfigReferences, VaultResolver } from '../tls/vault-resolver';
-import type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginInstance, UpstreamTarget } from './types';
+import type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginGroup, PluginInstance, UpstreamTarget } from './types';
 
 /** A snapshot that cannot be loaded; the last good configuration keeps serving. */
 export class SnapshotCompileError extends Error {
@@ -22,13 +32,10 @@ export interface CompileOptions {
 
 const NO_STEPS: readonly ChainStep[] = Object.freeze([]);
 
-function consumerDirectory(consumers: readonly Consumer[]): ConsumerDirectory {
-  const byId = new Map<string, Consumer>();
+/** byId is the configuration's own map of consumer rows (one map, kept current by deltas) */
+function consumerDirectory(byId: ReadonlyMap<string, Consumer>): ConsumerDirectory {
   const byUsername = new Map<string, Consumer>();
-  for (const consumer of consumers) {
-    byId.set(consumer.id, consumer);
-    if (consumer.username != null) byUsername.set(consumer.username, consumer);
-  }
+  for (const consumer of byId.values()) if (consumer.username != null) byUsername.set(consumer.username, consumer);
   return { byId, byUsername };
 }
 
@@ -47,7 +54,7 @@ function zodFieldErrors(issues: ReadonlyArray<{ path: PropertyKey[]; message: st
 }
 
 /** Validates one plugin row against its plugin's schema; the parsed config has every default filled. */
-function instantiate(row: Plugin, find: (name: string) => PluginDefinition | undefined): { def: PluginDefinition; instance: PluginInstance } {
+export function instantiate(row: Plugin, find: (name: string) => PluginDefinition | undefined): { def: PluginDefinition; instance: PluginInstance } {
   const def = find(row.name);
   if (!def) throw new SnapshotCompileError(`${describe(row)}: unknown plugin '${row.name}'`);
   if (def.noConsumer && row.consumer != null) {
@@ -70,7 +77,7 @@ function instantiate(row: Plugin, find: (name: string) => PluginDefinition | und
   };
 }
 
-function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, UpstreamSpec>, tls: UpstreamTls | null): UpstreamTarget {
+export function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, UpstreamSpec>, tls: UpstreamTls | null): UpstreamTarget {
   const protocol = service.protocol === 'https' || service.protocol === 'wss' || service.protocol === 'grpcs' || service.protocol === 'tls' ? 'https' : 'http';
   const host = service.host;
   const port = service.port ?? (protocol === 'https' ? 443 : 80);
@@ -96,7 +103,7 @@ function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, Upstrea
   };
 }
 
-function servesHttp(route: Route): boolean {
+export function servesHttp(route: Route): boolean {
   return (route.protocols ?? ['http', 'https']).some((p) => p === 'http' || p === 'https' || p === 'ws' || p === 'wss');
 }
 
@@ -109,100 +116,141 @@ function servesHttp(route: Route): boolean {
 export function compile(snapshot: Snapshot, options: CompileOptions = {}): CompiledConfig {
   const find = options.findPlugin ?? findPlugin;
   const { config } = snapshot;
-  const consumers = consumerDirectory(config.consumers);
+  const state = ConfigState.fromSnapshot(snapshot);
+  const consumers = consumerDirectory(state.section('consumers') as unknown as ReadonlyMap<string, Consumer>);
 
   // every configuration is validated, enabled or not, so a broken one never sits waiting to be enabled
-  const byName = new Map<string, { def: PluginDefinition; candidates: ScopedInstance[] }>();
+  const groups = new Map<string, PluginGroup>();
   const warnings: CompileWarning[] = [];
   const vaults = new VaultResolver(config.vaults ?? [], options.env ?? process.env);
   for (const stored of config.plugins) {
-    // secrets given as vault references are resolved here, from this node's environment, never stored resolved
-    const referenceable = REFERENCEABLE_PLUGIN_FIELDS[stored.name];
-    const row =
-      referenceable && stored.config
-        ? {
-            ...stored,
-            config: resolveConfigReferences(stored.config as Record<string, unknown>, referenceable, vaults, (path, err) =>
-              warnings.push({ plugin_id: stored.id, plugin: stored.name, message: `config.${path}: ${err.message}` }),
-            ),
-          }
-        : stored;
-    const { def, instance } = instantiate(row, find);
-    if (row.enabled === false) continue;
-    let group = byName.get(row.name);
-    if (!group) byName.set(row.name, (group = { def, candidates: [] }));
-    // rows built by hand may leave foreign keys undefined: null means "any"
-    const scope = { route: row.route ?? null, service: row.service ?? null, consumer: row.consumer ?? null };
-    group.candidates.push({ row: scope, instance, rank: scopeRank(scope) });
-    const anonymous = instance.config?.anonymous;
-    if (def.auth && typeof anonymous === 'string' && anonymous !== '' && !consumers.byId.has(anonymous) && !consumers.byUsername.has(anonymous)) {
-      warnings.push({ plugin_id: row.id, plugin: row.name, message: `config.anonymous '${anonymous}' does not reference an existing consumer` });
-    }
+    const prepared = preparePlugin(stored, find, vaults, consumers, warnings);
+    if (prepared) addCandidate(groups, prepared);
   }
 
   const indexes = new Map<string, unknown>();
-  for (const [name, { def }] of byName) {
+  for (const [name, { def }] of groups) {
     if (!def.compile) continue;
-    try {
-      indexes.set(name, def.compile(config));
-    } catch (err) {
-      throw new SnapshotCompileError(`plugin '${name}': cannot build its index (${(err as Error).message})`);
-    }
+    indexes.set(name, buildIndex(def, config));
   }
 
-  const ordered = [...byName.values()].sort((a, b) => b.def.priority - a.def.priority || (a.def.name < b.def.name ? -1 : 1));
   const services = new Map(config.services.map((s) => [s.id, s]));
   const upstreams = compileUpstreams(config);
   const tls = compileTls(config, config.services, vaults);
+  const ordered = orderedGroups(groups);
   const routes: CompiledRoute[] = [];
   for (const route of config.routes) {
-    if (!servesHttp(route)) continue;
-    let service: Service | null = null;
-    if (route.service) {
-      service = services.get(route.service.id) ?? null;
-      if (!service) throw new SnapshotCompileError(`route ${route.id} references missing service ${route.service.id}`);
-      // Kong leaves the routes of a disabled service out of the router
-      if (service.enabled === false) continue;
-    }
-    const chain: ChainStep[] = [];
-    for (const { def, candidates } of ordered) {
-      const { base, byConsumer } = resolveScope(candidates, route.id, service?.id ?? null);
-      if (base === null && byConsumer === null) continue;
-      chain.push({ plugin: def, index: indexes.get(def.name), base, byConsumer });
-    }
-    const protocols = route.protocols ?? ['http', 'https'];
-    routes.push({
-      route,
-      service,
-      upstream: service ? upstreamTarget(service, upstreams, tls.upstream.get(service.id) ?? null) : null,
-      chain: chain.length > 0 ? chain : NO_STEPS,
-      logChain: chain.some((step) => step.plugin.log !== undefined) ? chain.filter((step) => step.plugin.log !== undefined) : NO_STEPS,
-      stripPath: route.strip_path !== false,
-      preserveHost: route.preserve_host === true,
-      pathHandling: route.path_handling === 'v1' ? 'v1' : 'v0',
-      acceptsHttp: protocols.includes('http') || protocols.includes('ws'),
-      acceptsHttps: protocols.includes('https') || protocols.includes('wss'),
-      httpsRedirectStatus: route.https_redirect_status_code ?? 426,
-    });
-  }
-
-  let router: Router;
-  try {
-    router = new Router(routes);
-  } catch (err) {
-    throw new SnapshotCompileError((err as Error).message);
+    const compiled = compileRoute(route, services, ordered, indexes, upstreams, tls);
+    if (compiled) routes.push(compiled);
   }
   return {
     loaded: true,
     version: snapshot.version,
     hash: snapshot.hash,
     createdAt: snapshot.created_at,
-    router,
+    router: buildRouter(routes),
     routes,
     consumers,
     indexes,
     warnings,
     upstreams,
     tls,
+    incremental: { state, groups, vaults, findPlugin: find, env: options.env ?? process.env },
   };
+}
+
+/** A plugin row validated (vault references resolved); null when disabled. Throws SnapshotCompileError. */
+export function preparePlugin(
+  stored: Plugin,
+  find: (name: string) => PluginDefinition | undefined,
+  vaults: VaultResolver,
+  consumers: ConsumerDirectory,
+  warnings: CompileWarning[],
+): { name: string; def: PluginDefinition; candidate: ScopedInstance } | null {
+  // secrets given as vault references are resolved here, from this node's environment, never stored resolved
+  const referenceable = REFERENCEABLE_PLUGIN_FIELDS[stored.name];
+  const row =
+    referenceable && stored.config
+      ? {
+          ...stored,
+          config: resolveConfigReferences(stored.config as Record<string, unknown>, referenceable, vaults, (path, err) =>
+            warnings.push({ plugin_id: stored.id, plugin: stored.name, message: `config.${path}: ${err.message}` }),
+          ),
+        }
+      : stored;
+  const { def, instance } = instantiate(row, find);
+  if (row.enabled === false) return null;
+  // rows built by hand may leave foreign keys undefined: null means "any"
+  const scope = { route: row.route ?? null, service: row.service ?? null, consumer: row.consumer ?? null };
+  const anonymous = instance.config?.anonymous;
+  if (def.auth && typeof anonymous === 'string' && anonymous !== '' && !consumers.byId.has(anonymous) && !consumers.byUsername.has(anonymous)) {
+    warnings.push({ plugin_id: row.id, plugin: row.name, message: `config.anonymous '${anonymous}' does not reference an existing consumer` });
+  }
+  return { name: row.name, def, candidate: { row: scope, instance, rank: scopeRank(scope) } };
+}
+
+export function addCandidate(groups: Map<string, PluginGroup>, prepared: { name: string; def: PluginDefinition; candidate: ScopedInstance }): void {
+  let group = groups.get(prepared.name);
+  if (!group) groups.set(prepared.name, (group = { def: prepared.def, candidates: new Map() }));
+  group.candidates.set(prepared.candidate.instance.id, prepared.candidate);
+}
+
+export function buildIndex(def: PluginDefinition, config: Snapshot['config']): unknown {
+  try {
+    return def.compile!(config);
+  } catch (err) {
+    throw new SnapshotCompileError(`plugin '${def.name}': cannot build its index (${(err as Error).message})`);
+  }
+}
+
+/** plugin groups by priority, highest first (name breaks ties) */
+export function orderedGroups(groups: ReadonlyMap<string, PluginGroup>): PluginGroup[] {
+  return [...groups.values()].sort((a, b) => b.def.priority - a.def.priority || (a.def.name < b.def.name ? -1 : 1));
+}
+
+/** One route as the request path reads it; null for a route the HTTP proxy does not serve. */
+export function compileRoute(
+  route: Route,
+  services: ReadonlyMap<string, Service>,
+  ordered: readonly PluginGroup[],
+  indexes: ReadonlyMap<string, unknown>,
+  upstreams: ReadonlyMap<string, UpstreamSpec>,
+  tls: ReturnType<typeof compileTls>,
+): CompiledRoute | null {
+  if (!servesHttp(route)) return null;
+  let service: Service | null = null;
+  if (route.service) {
+    service = services.get(route.service.id) ?? null;
+    if (!service) throw new SnapshotCompileError(`route ${route.id} references missing service ${route.service.id}`);
+    // Kong leaves the routes of a disabled service out of the router
+    if (service.enabled === false) return null;
+  }
+  const chain: ChainStep[] = [];
+  for (const { def, candidates } of ordered) {
+    const { base, byConsumer } = resolveScope([...candidates.values()], route.id, service?.id ?? null);
+    if (base === null && byConsumer === null) continue;
+    chain.push({ plugin: def, index: indexes.get(def.name), base, byConsumer });
+  }
+  const protocols = route.protocols ?? ['http', 'https'];
+  return {
+    route,
+    service,
+    upstream: service ? upstreamTarget(service, upstreams, tls.upstream.get(service.id) ?? null) : null,
+    chain: chain.length > 0 ? chain : NO_STEPS,
+    logChain: chain.some((step) => step.plugin.log !== undefined) ? chain.filter((step) => step.plugin.log !== undefined) : NO_STEPS,
+    stripPath: route.strip_path !== false,
+    preserveHost: route.preserve_host === true,
+    pathHandling: route.path_handling === 'v1' ? 'v1' : 'v0',
+    acceptsHttp: protocols.includes('http') || protocols.includes('ws'),
+    acceptsHttps: protocols.includes('https') || protocols.includes('wss'),
+    httpsRedirectStatus: route.https_redirect_status_code ?? 426,
+  };
+}
+
+export function buildRouter(routes: readonly CompiledRoute[]): Router {
+  try {
+    return new Router(routes);
+  } catch (err) {
+    throw new SnapshotCompileError((err as Error).message);
+  }
 }

@@ -1,9 +1,11 @@
-import type { Consumer, Route, Service } from '@gatehouse/core';
+import type { ConfigState, Consumer, Route, Service } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { CompiledTls } from '../tls/compile-tls';
 import type { UpstreamTls } from '../tls/upstream-tls';
 import type { Router } from './router';
 import type { UpstreamSpec } from '../balancer/spec';
+import type { VaultResolver } from '../tls/vault-resolver';
+import type { ScopedInstance } from './scope';
 
 /** One enabled plugin configuration, validated and with its defaults filled. */
 export interface PluginInstance {
@@ -83,7 +85,29 @@ export interface CompileWarning {
   message: string;
 }
 
-/** Everything the request path reads, built once per snapshot and never changed afterwards. */
+/** The enabled configurations of one plugin name, by plugin id. */
+export interface PluginGroup {
+  def: PluginDefinition;
+  candidates: Map<string, ScopedInstance>;
+}
+
+/** What applying a delta needs besides what the request path reads; shared by the configs a delta chain produces. */
+export interface IncrementalParts {
+  /** the configuration as rows (consumer rows are the objects the consumer directory and indexes hold) */
+  state: ConfigState;
+  groups: Map<string, PluginGroup>;
+  vaults: VaultResolver;
+  findPlugin: (name: string) => PluginDefinition | undefined;
+  env: NodeJS.ProcessEnv;
+  /** set when a delta failed half-way: the next one is refused, so the full snapshot is loaded */
+  broken?: string;
+}
+
+/**
+ * Everything the request path reads, built once per snapshot. A delta produces a new object: routes, chains and the
+ * router are new when they change; the consumer directory and credential indexes are updated in place, in one
+ * synchronous step, so no request sees half a delta.
+ */
 export interface CompiledConfig {
   /** false only for the placeholder served before any snapshot arrived */
   loaded: boolean;
@@ -101,4 +125,6 @@ export interface CompiledConfig {
   upstreams: ReadonlyMap<string, UpstreamSpec>;
   /** certificates by SNI and upstream TLS settings */
   tls: CompiledTls;
+  /** absent on configs that cannot take deltas (the placeholder) */
+  incremental?: IncrementalParts;
 }

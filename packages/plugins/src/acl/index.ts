@@ -15,5 +15,6 @@ export const acl = definePlugin<AclConfig, AclIndex>({
   entities: [acls],
   checkConfig: checkAclConfig,
   compile: buildAclIndex,
+  indexSections: ['credentials/acls'],
   access: aclAccess,
 });

@@ -13,5 +13,6 @@ export const basicAuth = definePlugin<BasicAuthConfig, BasicAuthIndex>({
   noConsumer: true,
   entities: [basicAuthCredentials],
   compile: buildBasicAuthIndex,
+  indexSections: ['consumers', 'credentials/basicauth_credentials'],
   authenticate: basicAuthAuthenticate,
 });

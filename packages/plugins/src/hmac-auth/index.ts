@@ -13,5 +13,6 @@ export const hmacAuth = definePlugin<HmacAuthConfig, HmacAuthIndex>({
   noConsumer: true,
   entities: [hmacAuthCredentials],
   compile: buildHmacAuthIndex,
+  indexSections: ['consumers', 'credentials/hmacauth_credentials'],
   authenticate: hmacAuthAuthenticate,
 });

@@ -12,5 +12,6 @@ export const jweDecrypt = definePlugin<JweDecryptConfig, JweKeyIndex>({
   auth: false,
   noConsumer: true,
   compile: buildKeyIndex,
+  indexSections: ['key_sets', 'keys'],
   access: jweDecryptAccess,
 });

@@ -14,5 +14,6 @@ export const jwt = definePlugin<JwtConfig, JwtIndex>({
   entities: [jwtSecrets],
   checkConfig: checkJwtConfig,
   compile: buildJwtIndex,
+  indexSections: ['consumers', 'credentials/jwt_secrets'],
   authenticate: jwtAuthenticate,
 });

@@ -1,4 +1,4 @@
-import type { Consumer, SnapshotConfig } from '@gatehouse/core';
+import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
 
 export interface KeyAuthEntry {
@@ -26,6 +26,10 @@ export function consumersById(config: SnapshotConfig): Map<string, Consumer> {
   return new Map(config.consumers.map((c) => [c.id, c]));
 }
 
+function entryOf(row: Record<string, unknown> & { id: string }, consumer: Consumer): KeyAuthEntry {
+  return { result: { ok: true, consumer, credential: { id: row.id, identifier: row.id, consumerId: consumer.id } }, expiresAt: expiryOf(row) };
+}
+
 /** key → credential and consumer; credentials whose consumer is gone are left out. */
 export function buildKeyAuthIndex(config: SnapshotConfig): KeyAuthIndex {
   const consumers = consumersById(config);
@@ -33,10 +37,34 @@ export function buildKeyAuthIndex(config: SnapshotConfig): KeyAuthIndex {
   for (const row of config.credentials.keyauth_credentials ?? []) {
     const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
     if (!consumer || typeof row.key !== 'string') continue;
-    byKey.set(row.key, {
-      result: { ok: true, consumer, credential: { id: row.id, identifier: row.id, consumerId: consumer.id } },
-      expiresAt: expiryOf(row),
-    });
+    byKey.set(row.key, entryOf(row, consumer));
   }
   return { byKey };
+}
+
+export const KEY_AUTH_INDEX_SECTIONS = ['consumers', 'credentials/keyauth_credentials'] as const;
+
+/**
+ * Follows a delta: keys of changed credentials move, removed ones go. Consumer objects are updated in place by the
+ * configuration, so entries follow a consumer's new fields; a removed consumer's credentials are removed with it (the
+ * foreign key cascades), and the delta says so.
+ */
+export function updateKeyAuthIndex(index: KeyAuthIndex, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined): boolean {
+  for (const change of changes) {
+    if (change.key === 'consumers') {
+      if (change.after) continue;
+      // a consumer gone: its credentials went with it, unless the delta is not from a database with cascades
+      for (const [key, entry] of index.byKey) if (entry.result.credential.consumerId === change.id) index.byKey.delete(key);
+      continue;
+    }
+    if (change.key !== 'credentials/keyauth_credentials') continue;
+    const before = change.before;
+    if (before && typeof before.key === 'string' && index.byKey.get(before.key)?.result.credential.id === change.id) index.byKey.delete(before.key);
+    const after = change.after;
+    if (!after || typeof after.key !== 'string') continue;
+    const consumerId = (after.consumer as { id?: string } | null)?.id;
+    const consumer = consumerId ? (rows('consumers', consumerId) as unknown as Consumer | undefined) : undefined;
+    if (consumer) index.byKey.set(after.key, entryOf(after, consumer));
+  }
+  return true;
 }

@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { buildKeyAuthIndex, type KeyAuthIndex } from './credential-index';
+import { buildKeyAuthIndex, KEY_AUTH_INDEX_SECTIONS, updateKeyAuthIndex, type KeyAuthIndex } from './credential-index';
 import { keyAuthCredentials } from './entities';
 import { keyAuthAuthenticate } from './handler';
 import { keyAuthConfigSchema, type KeyAuthConfig } from './schema';
@@ -13,5 +13,7 @@ export const keyAuth = definePlugin<KeyAuthConfig, KeyAuthIndex>({
   noConsumer: true,
   entities: [keyAuthCredentials],
   compile: buildKeyAuthIndex,
+  indexSections: KEY_AUTH_INDEX_SECTIONS,
+  updateIndex: updateKeyAuthIndex,
   authenticate: keyAuthAuthenticate,
 });

@@ -37,6 +37,7 @@ export const oauth2 = definePlugin<OAuth2Config, OAuth2Index>({
   entities: [oauth2Credentials],
   checkConfig: checkOAuth2Config,
   compile: buildOAuth2Index,
+  indexSections: ['consumers', 'credentials/oauth2_credentials'],
   authenticate: oauth2Authenticate,
   endpoint: {
     matches: (ctx) => oauth2EndpointOf(ctx.req.path) !== null,

@@ -1,4 +1,4 @@
-import type { SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
+import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
 import type { BusSubscription, ConfigBus, DataPlaneReport, ListedDataPlane, PublishOptions } from '../../src';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
@@ -22,6 +22,15 @@ export class InstrumentedBus implements ConfigBus {
 
   publish(snapshot: SignedSnapshot, options?: PublishOptions): Promise<boolean | void> {
     return this.inner.publish(snapshot, options);
+  }
+  publishDelta(delta: SignedDelta): Promise<boolean> {
+    return this.inner.publishDelta(delta);
+  }
+  fetchDeltas(after: number): Promise<SignedDelta[]> {
+    return this.inner.fetchDeltas(after);
+  }
+  storeSnapshot(snapshot: SignedSnapshot): Promise<boolean> {
+    return this.inner.storeSnapshot(snapshot);
   }
   fetchLatest(): Promise<SignedSnapshot | null> {
     this.fetches++;
