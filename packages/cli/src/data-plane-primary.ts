@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { hostname } from 'node:os';
 import {
   BalancerRegistry,
+  applyDelta,
   compile,
   ConfigHolder,
   createStatusServer,
@@ -74,6 +75,10 @@ export async function startDataPlanePrimary(
     log,
     env: { [PROXY_WORKER_ENV]: settings.role, GATEHOUSE_DATA_PLANE_ID: id, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
   });
+  const currentSnapshot = () => {
+    const state = holder.current.incremental?.state;
+    return state ? { ...state.toSnapshot(), version: holder.current.version } : null;
+  };
   const sync = new DataPlaneSync({
     bus,
     secret,
@@ -89,8 +94,21 @@ export async function startDataPlanePrimary(
       for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
       for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
       holder.swap(compiled);
-      // where a verified delta would be forwarded too (WorkerPool.publish takes the snapshot; a delta kind goes beside it)
       pool.publish(snapshot);
+    },
+    // a verified delta is applied here first (a bad one never reaches a worker), then forwarded
+    applyDelta: (delta) => {
+      try {
+        holder.swap(applyDelta(holder.current, delta));
+      } catch (err) {
+        refused.inc();
+        throw err;
+      }
+      pool.publishChange({ kind: 'delta', delta }, currentSnapshot);
+    },
+    relabel: (version) => {
+      holder.swap({ ...holder.current, version });
+      pool.publishChange({ kind: 'relabel', version }, currentSnapshot);
     },
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),

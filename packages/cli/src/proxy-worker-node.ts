@@ -36,9 +36,14 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const applyConfig = (message: ConfigMessage) => {
     const started = performance.now();
     try {
-      holder.swap(compileConfigMessage(message));
+      holder.swap(compileConfigMessage(message, holder.current));
       metrics.configApplied(performance.now() - started);
     } catch (err) {
+      if (message.kind === 'delta') {
+        // a delta that does not follow this worker's config (it started between two): the full one replaces it
+        link.resync();
+        return;
+      }
       // the primary compiled the same config before forwarding it: this is a fault, and the old config keeps serving
       metrics.configRefused();
       log.error('proxy worker cannot apply the configuration', { error: err instanceof Error ? err.message : String(err) });

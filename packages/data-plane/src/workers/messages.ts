@@ -1,4 +1,4 @@
-import type { Snapshot } from '@gatehouse/core';
+import type { Snapshot, SnapshotDelta } from '@gatehouse/core';
 import type { Registry } from 'prom-client';
 import type { Observation } from '../balancer/health';
 import type { ServerStats } from '../server';
@@ -11,11 +11,19 @@ import type { ServerStats } from '../server';
 
 /**
  * Configuration, always already verified by the primary (signature, schema, compile). `snapshot` replaces the whole
- * config. An incremental update goes beside it as another `kind` (e.g. `{ kind: 'delta', delta }` carrying the
- * verified delta): the worker side dispatches on `kind` in `applyConfigMessage` (proxy-worker.ts), and a worker that
- * joins late is first sent the primary's current full snapshot.
+ * config; `delta` is a verified delta the primary applied to its own config; `relabel` moves the serving version
+ * forward on an equal hash. A worker that joins late is first sent the primary's current full snapshot, and a worker
+ * that cannot take a delta asks for it (`resync`).
  */
-export type ConfigMessage = { gatehouse: 'config'; kind: 'snapshot'; snapshot: Snapshot };
+export type ConfigMessage =
+  | { gatehouse: 'config'; kind: 'snapshot'; snapshot: Snapshot }
+  | { gatehouse: 'config'; kind: 'delta'; delta: SnapshotDelta }
+  | { gatehouse: 'config'; kind: 'relabel'; version: number };
+
+/** A worker whose config could not take a delta asks for the current full snapshot. */
+export interface ResyncMessage {
+  gatehouse: 'resync';
+}
 
 /** The answer to `hello`, the first message a worker gets: the config to serve before it opens the ports (null: none yet) and the health. */
 export interface StartMessage {
@@ -105,7 +113,7 @@ export interface ReopenLogMessage {
 }
 
 export type ToWorker = StartMessage | ConfigMessage | HealthMessage | ReplyBatch | ReportRequest | StopMessage | ReopenLogMessage;
-export type ToPrimary = HelloMessage | CallBatch | PassiveMessage | ReportMessage | ListeningMessage;
+export type ToPrimary = HelloMessage | CallBatch | PassiveMessage | ReportMessage | ListeningMessage | ResyncMessage;
 
 /** true for a message of this protocol (the IPC channel also carries Node's and prom-client's own). */
 export function isGatehouseMessage(message: unknown): message is { gatehouse: string } {

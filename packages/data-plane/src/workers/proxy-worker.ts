@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Observation } from '../balancer/health';
+import { applyDelta } from '../compile/apply-delta';
 import { compile } from '../compile/compile';
 import type { CompiledConfig } from '../compile/types';
 import type { BalancerRegistry } from '../balancer/registry';
@@ -101,6 +102,11 @@ export class PrimaryLink {
     if (pending) handlers.applyConfig(pending);
   }
 
+  /** This worker's config could not take a delta: the primary sends its current full snapshot. */
+  resync(): void {
+    this.send({ gatehouse: 'resync' });
+  }
+
   /** The ports are open. */
   listening(port: number, tlsPort: number | null): void {
     this.send({ gatehouse: 'listening', port, tlsPort });
@@ -135,12 +141,17 @@ export class PrimaryLink {
 }
 
 /**
- * The compiled config a config message stands for. `snapshot` compiles the whole config; an incremental kind (a
- * verified delta) would be applied here to the worker's current compiled config, in place of a full compile.
+ * The compiled config a config message stands for: `snapshot` compiles the whole config, `delta` is applied to the
+ * worker's current compiled config in place of a full compile (throws when it does not follow it), `relabel` moves
+ * the version on.
  */
-export function compileConfigMessage(message: ConfigMessage): CompiledConfig {
+export function compileConfigMessage(message: ConfigMessage, current: CompiledConfig): CompiledConfig {
   switch (message.kind) {
     case 'snapshot':
       return compile(message.snapshot);
+    case 'delta':
+      return applyDelta(current, message.delta);
+    case 'relabel':
+      return { ...current, version: message.version };
   }
 }

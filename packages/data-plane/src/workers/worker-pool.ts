@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Snapshot } from '@gatehouse/core';
+import type { Snapshot, SnapshotDelta } from '@gatehouse/core';
 import { AggregatorRegistry } from 'prom-client';
 import type { BalancerRegistry } from '../balancer/registry';
 import type { ServerStats } from '../server';
@@ -60,6 +60,8 @@ const CUMULATIVE = new Set(['counter', 'histogram']);
 export class WorkerPool {
   private readonly members = new Map<number, Member>();
   private config: ConfigMessage | null = null;
+  /** the primary's full config when it moved on by deltas since the last snapshot */
+  private currentSnapshot: (() => Snapshot | null) | null = null;
   private stopping = false;
   private reportId = 0;
   private readonly reportsWaiting = new Map<number, { replies: Map<number, WorkerReport>; expected: Set<number>; done(): void }>();
@@ -165,7 +167,12 @@ export class WorkerPool {
   private receive(worker: Worker, message: ToPrimary): void {
     switch (message.gatehouse) {
       case 'hello':
-        return this.send(worker, { gatehouse: 'start', config: this.config, health: this.health() });
+        return this.send(worker, { gatehouse: 'start', config: this.startConfig(), health: this.health() });
+      case 'resync': {
+        const config = this.startConfig();
+        if (config) this.send(worker, config);
+        return;
+      }
       case 'calls':
         return this.options.shared.handle(message, (replies) => this.send(worker, replies));
       case 'passive': {
@@ -207,7 +214,27 @@ export class WorkerPool {
   /** Forwards a verified snapshot to every worker (and keeps it for the workers that start later). */
   publish(snapshot: Snapshot): void {
     this.config = { gatehouse: 'config', kind: 'snapshot', snapshot };
+    this.currentSnapshot = null;
     this.broadcast(this.config);
+  }
+
+  /**
+   * Forwards a verified delta the primary applied, or a relabelled version. `current` gives the primary's full config
+   * after it: a worker that starts later, or cannot take the delta, is sent that (built only when one asks).
+   */
+  publishChange(change: { kind: 'delta'; delta: SnapshotDelta } | { kind: 'relabel'; version: number }, current: () => Snapshot | null): void {
+    this.config = null;
+    this.currentSnapshot = current;
+    this.broadcast({ gatehouse: 'config', ...change });
+  }
+
+  /** the full config to start a worker with */
+  private startConfig(): ConfigMessage | null {
+    if (!this.config && this.currentSnapshot) {
+      const snapshot = this.currentSnapshot();
+      if (snapshot) this.config = { gatehouse: 'config', kind: 'snapshot', snapshot };
+    }
+    return this.config;
   }
 
   private health(): HealthMessage {
