@@ -4,15 +4,12 @@ import { hostname } from 'node:os';
 import {
   AccessLog,
   applyDelta,
-  compile,
   ConfigHolder,
   createDataPlaneServer,
   createStatusServer,
   DataPlaneMetrics,
   HealthReporter,
   parseGatewayHeaders,
-  readPemPair,
-  selfSignedDefault,
   SystemResolver,
   type DataPlaneServer,
   type StatusServer,
@@ -34,6 +31,7 @@ import { Redis } from 'ioredis';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import { startDataPlanePrimary } from './data-plane-primary';
 import type { Logger } from './logger';
+import { compileForServing, defaultProxyCertificate } from './proxy-config';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
@@ -92,16 +90,7 @@ export async function startDataPlaneNode(
     cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
     apply: (snapshot) => {
       const started = performance.now();
-      let compiled: ReturnType<typeof compile>;
-      try {
-        compiled = compile(snapshot);
-      } catch (err) {
-        metrics.configRefused();
-        throw err;
-      }
-      for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
-      for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
-      holder.swap(compiled);
+      holder.swap(compileForServing(snapshot, log, () => metrics.configRefused()));
       metrics.configApplied(performance.now() - started);
     },
     applyDelta: (delta) => {
@@ -119,11 +108,7 @@ export async function startDataPlaneNode(
   // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
   await sync.restoreFromCache();
   const tls = settings.proxyTlsListen;
-  const defaultCertificate = tls
-    ? settings.proxyTlsCert && settings.proxyTlsKey
-      ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey)
-      : await selfSignedDefault(settings.dataDir)
-    : undefined;
+  const defaultCertificate = await defaultProxyCertificate(settings);
   const proxy = await createDataPlaneServer({
     holder,
     listen: settings.proxyListen,

@@ -3,7 +3,6 @@ import { hostname } from 'node:os';
 import {
   BalancerRegistry,
   applyDelta,
-  compile,
   ConfigHolder,
   createStatusServer,
   HealthReporter,
@@ -21,6 +20,7 @@ import { Redis } from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 import type { DataPlaneNode } from './data-plane-node';
 import type { Logger } from './logger';
+import { compileForServing } from './proxy-config';
 import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -84,16 +84,7 @@ export async function startDataPlanePrimary(
     secret,
     cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
     apply: (snapshot) => {
-      let compiled: ReturnType<typeof compile>;
-      try {
-        compiled = compile(snapshot);
-      } catch (err) {
-        refused.inc();
-        throw err;
-      }
-      for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
-      for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
-      holder.swap(compiled);
+      holder.swap(compileForServing(snapshot, log, () => refused.inc()));
       pool.publish(snapshot);
     },
     // a verified delta is applied here first (a bad one never reaches a worker), then forwarded

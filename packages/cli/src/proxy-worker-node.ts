@@ -6,8 +6,6 @@ import {
   DataPlaneMetrics,
   parseGatewayHeaders,
   PrimaryLink,
-  readPemPair,
-  selfSignedDefault,
   SystemResolver,
   type ConfigMessage,
 } from '@gatehouse/data-plane';
@@ -16,6 +14,7 @@ import { Redis } from 'ioredis';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import type { Logger } from './logger';
+import { defaultProxyCertificate } from './proxy-config';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
@@ -66,11 +65,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   if (redis) runtime.redis = redis;
   const accessLog = settings.accessLog ? new AccessLog(settings.accessLog, (err) => log.error('access log: cannot write', { destination: settings.accessLog, error: err.message })) : null;
   const tls = settings.proxyTlsListen;
-  const defaultCertificate = tls
-    ? settings.proxyTlsCert && settings.proxyTlsKey
-      ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey)
-      : await selfSignedDefault(settings.dataDir)
-    : undefined;
+  const defaultCertificate = await defaultProxyCertificate(settings);
   const proxy = await createDataPlaneServer({
     holder,
     listen: settings.proxyListen,
