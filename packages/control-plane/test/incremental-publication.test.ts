@@ -106,13 +106,40 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
 
 type Bus = 'PGlite and the memory bus (embedded)' | 'Postgres and the Redis bus (cluster)';
 
+/** the control plane's compiled copy of what it publishes, as `gatehouse` keeps it (snapshots compiled, deltas applied) */
+class CompiledCopy {
+  current: CompiledConfig | null = null;
+  readonly loader = {
+    load: (snapshot: Snapshot) => {
+      this.current = compile(snapshot);
+    },
+    applyDelta: (delta: SnapshotDelta) => {
+      this.current = applyDelta(this.current!, delta);
+    },
+  };
+}
+
+function publisherFor(app: AdminApp, bus: ConfigBus, copy: CompiledCopy, extra: Partial<ConstructorParameters<typeof SnapshotPublisher>[0]> = {}): SnapshotPublisher {
+  return new SnapshotPublisher({
+    store: app.locals.admin.store,
+    bus,
+    secret: SECRET,
+    plugins: bundledPlugins,
+    check: () => {},
+    loader: copy.loader,
+    log: silent,
+    reconcileIntervalMs: 100,
+    ...extra,
+  });
+}
+
 describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Redis bus (cluster)'])('incremental publication over %s', (kind) => {
   let testDb: TestDatabase;
   let database: Database;
   let app: AdminApp;
   let bus: ConfigBus;
   let publisher: SnapshotPublisher;
-  let checked: CompiledConfig | null = null;
+  const checked = new CompiledCopy();
   const prefix = uniqueRedisPrefix('incremental');
   const followers: Follower[] = [];
 
@@ -129,24 +156,7 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
     }
     bus = kind === 'PGlite and the memory bus (embedded)' ? new MemoryBus() : new RedisBus({ url: SHARED_REDIS_URL, prefix });
     app = createAdminApp({ database, onCommitted: () => publisher.trigger() });
-    publisher = new SnapshotPublisher({
-      store: app.locals.admin.store,
-      bus,
-      secret: SECRET,
-      plugins: bundledPlugins,
-      check: () => {},
-      loader: {
-        load: (snapshot) => {
-          checked = compile(snapshot);
-        },
-        applyDelta: (delta) => {
-          checked = applyDelta(checked!, delta);
-        },
-      },
-      log: silent,
-      reconcileIntervalMs: 100,
-      snapshotStoreIdleMs: 300,
-    });
+    publisher = publisherFor(app, bus, checked, { snapshotStoreIdleMs: 300 });
     await publisher.start();
     const first = follower(bus);
     followers.push(first);
@@ -300,7 +310,7 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
         await expectSameAsFull(dp!);
         // the control plane's own compiled copy follows too
         const full = await compiledFromDatabase();
-        expect(checked!.hash).toBe(full.hash);
+        expect(checked.current!.hash).toBe(full.hash);
       }
     }
     // the writes travelled as deltas, not as full snapshots
@@ -324,26 +334,10 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
 
   it('two control plane replicas on one database publish each other\'s writes as one chain of deltas', async () => {
     const [dp] = followers;
-    let otherChecked: CompiledConfig | null = null;
+    const otherChecked = new CompiledCopy();
     let other: SnapshotPublisher | null = null;
     const otherApp = createAdminApp({ database, onCommitted: () => other!.trigger() });
-    other = new SnapshotPublisher({
-      store: otherApp.locals.admin.store,
-      bus,
-      secret: SECRET,
-      plugins: bundledPlugins,
-      check: () => {},
-      loader: {
-        load: (snapshot) => {
-          otherChecked = compile(snapshot);
-        },
-        applyDelta: (delta) => {
-          otherChecked = applyDelta(otherChecked!, delta);
-        },
-      },
-      log: silent,
-      reconcileIntervalMs: 100,
-    });
+    other = publisherFor(otherApp, bus, otherChecked);
     try {
       await other.start();
       const deltasBefore = dp!.deltas;
@@ -355,7 +349,7 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
       await expectSameAsFull(dp!);
       expect(dp!.deltas).toBeGreaterThan(deltasBefore + 10);
       const full = await compiledFromDatabase();
-      await until(() => otherChecked?.hash === full.hash && checked?.hash === full.hash, 'both replicas at the database\'s hash');
+      await until(() => otherChecked.current?.hash === full.hash && checked.current?.hash === full.hash, 'both replicas at the database\'s hash');
     } finally {
       await other.stop();
     }
