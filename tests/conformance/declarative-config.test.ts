@@ -24,7 +24,7 @@ import { CertificateFactory } from '../support/certificates';
 interface Harness {
   app: AdminApp;
   database: Database;
-  committed: number[];
+  committed: Array<number | null>;
   close(): Promise<void>;
 }
 
@@ -44,7 +44,7 @@ async function startDeclarativeAdmin(backend: 'postgres' | 'pglite'): Promise<Ha
     database = await openDatabase({ dataDir: dir, migrations: { ...keyMigrations(), ...tlsMigrations() } });
     dispose = async () => rmSync(dir, { recursive: true, force: true });
   }
-  const committed: number[] = [];
+  const committed: Array<number | null> = [];
   const app = createAdminApp({ database, extensions: [keysExtension(keyring), tlsExtension(keyring)], onCommitted: (v) => void committed.push(v), log: () => {} });
   return {
     app,

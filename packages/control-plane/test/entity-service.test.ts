@@ -22,7 +22,7 @@ describe.each(BACKENDS)('entity service on $name', (backend) => {
   let cleanup: () => Promise<void>;
   let store: ConfigStore;
   let service: EntityService;
-  const committed: number[] = [];
+  const committed: Array<number | null> = [];
 
   beforeAll(async () => {
     const opened = await backend.open();

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import request from 'supertest';
 import { buildSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import { applyDelta, compile, ConfigHolder, type CompiledConfig } from '@gatehouse/data-plane';
@@ -9,6 +11,7 @@ import { bundledPlugins } from '@gatehouse/plugins';
 import { DataPlaneSync, MemoryBus, RedisBus, type ConfigBus } from '@gatehouse/sync';
 import { createTestDatabase, deleteRedisPrefix, SHARED_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from '@gatehouse/testkit';
 import { createAdminApp, openDatabase, readSnapshotConfig, SnapshotPublisher, type AdminApp, type Database } from '../src';
+import { bumpVersion } from '../src/store/config-store';
 
 const SECRET = 'incremental-test-secret-0123456789abcdef';
 const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
@@ -354,6 +357,33 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
       await other.stop();
     }
   }, 60_000);
+
+  it('a write bumps the version once, as it commits, however many rows it changed; a refused or empty write bumps nothing', async () => {
+    const consumer = (username: string) => ({ id: randomUUID(), username, custom_id: null, tags: null, created_at: Math.floor(Date.now() / 1000), updated_at: Math.floor(Date.now() / 1000) });
+    const consumers = store().repo('consumers');
+    const before = await store().version();
+    await store().write(async (trx) => {
+      await consumers.insert(trx, consumer('commit-bump-a'));
+      if (kind === 'Postgres and the Redis bus (cluster)') {
+        // the version row is not locked while the write runs: another connection can lock it at once
+        await store().db.transaction().execute(async (other) => {
+          await sql`select version from config_state where id = 1 for update nowait`.execute(other);
+        });
+      }
+      await consumers.insert(trx, consumer('commit-bump-b'));
+    });
+    expect(await store().version()).toBe(before + 1);
+    // a transaction that bumped itself is not bumped again at commit
+    await store().write(async (trx) => {
+      await consumers.insert(trx, consumer('commit-bump-c'));
+      expect(await bumpVersion(trx)).toBe(before + 2);
+    });
+    expect(await store().version()).toBe(before + 2);
+    await expect(store().write(async (trx) => consumers.insert(trx, consumer('commit-bump-a')))).rejects.toMatchObject({ status: 409 });
+    await store().write(async () => {});
+    expect(await store().version()).toBe(before + 2);
+    await expectSameAsFull(followers[0]!);
+  });
 
   it('a declarative replacement of everything is published as a full snapshot and data planes load it', async () => {
     const [dp] = followers;

@@ -23,7 +23,7 @@ describe.each(BACKENDS)('in-transaction records on $name', (backend) => {
   let database: Database;
   let cleanup: () => Promise<void>;
   let app: AdminApp;
-  const committed: number[] = [];
+  const committed: Array<number | null> = [];
   const as = () => ({
     get: (path: string) => request(app).get(path).set('Kong-Admin-Token', BOOT),
     post: (path: string, body: Record<string, unknown>) => request(app).post(path).set('Kong-Admin-Token', BOOT).send(body),

@@ -11,7 +11,7 @@ export interface AdminHarness {
   app: AdminApp;
   database: Database;
   /** config versions reported after each committed write */
-  committed: number[];
+  committed: Array<number | null>;
   http(): ReturnType<typeof request>;
   close(): Promise<void>;
 }
@@ -32,7 +32,7 @@ export async function startAdmin(backend: BackendName = 'postgres', deps: Partia
     database = await openDatabase({ dataDir: dir, migrations });
     dispose = async () => rmSync(dir, { recursive: true, force: true });
   }
-  const committed: number[] = [];
+  const committed: Array<number | null> = [];
   const app = createAdminApp({
     database,
     onCommitted: (version) => void committed.push(version),

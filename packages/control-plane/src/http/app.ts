@@ -26,7 +26,7 @@ export interface AdminAppDeps {
   /** an opened (migrated) database */
   database: Database;
   /** called after each committed admin write with the new config version */
-  onCommitted?: (version: number) => void | Promise<void>;
+  onCommitted?: (version: number | null) => void | Promise<void>;
   /** plugins installed on this node; default: every bundled plugin */
   plugins?: PluginDefinition[];
   /** reported by GET / */

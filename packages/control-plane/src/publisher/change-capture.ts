@@ -7,6 +7,10 @@ import type { Executor } from '../store/entity-repository';
  * transaction id, and bumping the config version records which transaction made that version (`config_versions`).
  * So any control plane replica can read what changed between two versions from the database, whoever made the write.
  * Nothing is updated afterwards: the version bump, which serialises writers, only adds one row.
+ *
+ * The bump itself is a deferred trigger on the change log: a transaction that changed configuration rows bumps the
+ * version once, at commit, so the row lock that orders versions is held only while committing, and a write costs no
+ * round trip of its own for it. A transaction that bumped already (`bumpVersion`) is not bumped again.
  */
 export const CHANGES_TABLE = 'config_change_log';
 
@@ -20,6 +24,21 @@ begin
   insert into config_versions (version, xid) values (new.version, txid_current()) on conflict (version) do update set xid = excluded.xid;
   return null;
 end $$`;
+
+/** the version is bumped once per transaction that logged changes, when it commits */
+const BUMP_ON_COMMIT_FUNCTION = sql`
+create or replace function gatehouse_bump_on_commit() returns trigger language plpgsql as $$
+begin
+  if coalesce(current_setting('gatehouse.bumped_in', true), '') = txid_current()::text then
+    return null;
+  end if;
+  perform set_config('gatehouse.bumped_in', txid_current()::text, true);
+  update config_state set version = version + 1, updated_at = extract(epoch from now())::bigint where id = 1;
+  return null;
+end $$`;
+
+/** marks the transaction as bumped: the deferred trigger leaves it alone (in the statement that bumps) */
+export const MARK_BUMPED = sql`set_config('gatehouse.bumped_in', txid_current()::text, true)`;
 
 function captureFunction(kind: 'new' | 'old' | 'both') {
   const body =
@@ -54,6 +73,10 @@ export async function ensureChangeCapture(db: Executor, tables: readonly string[
     if (!has.has('config_state/gatehouse_changes_version')) {
       await TAG_FUNCTION.execute(trx);
       await sql`create trigger gatehouse_changes_version after update of version on config_state for each row execute function gatehouse_record_config_version()`.execute(trx);
+    }
+    await BUMP_ON_COMMIT_FUNCTION.execute(trx);
+    if (!has.has('config_change_log/gatehouse_changes_commit')) {
+      await sql`create constraint trigger gatehouse_changes_commit after insert on config_change_log deferrable initially deferred for each row execute function gatehouse_bump_on_commit()`.execute(trx);
     }
     for (const kind of ['new', 'old', 'both'] as const) await captureFunction(kind).execute(trx);
     const { rows: existing } = await sql<{ name: string }>`

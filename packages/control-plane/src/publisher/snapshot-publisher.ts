@@ -135,6 +135,7 @@ export class SnapshotPublisher {
       try {
         await ensureChangeCapture(this.opts.store.db, tables);
         this.captureReady = true;
+        this.opts.store.bumpOnCommit();
       } catch (err) {
         this.opts.log.warn('change capture unavailable: every write publishes a full snapshot', { error: err instanceof Error ? err.message : String(err) });
       }

@@ -3,13 +3,15 @@ import type { EntityDefinition } from '@gatehouse/core';
 import type { Database } from '../db/open-database';
 import { SqlErrorMapper } from '../db/sql-errors';
 import { EntityRepository, type Executor } from './entity-repository';
+import { MARK_BUMPED } from '../publisher/change-capture';
 
 export interface ConfigStoreOptions {
   /**
-   * Called after each committed admin write with the new config version (awaited; errors are logged, the write
-   * stays committed). Concurrent writes may report versions out of order: read the latest state, not a delta.
+   * Called after each committed admin write with the new config version, or null where change capture bumped it at
+   * commit (not read back) (awaited; errors are logged, the write stays committed). Concurrent writes may report
+   * versions out of order: read the latest state, not a delta.
    */
-  onCommitted?: (version: number) => void | Promise<void>;
+  onCommitted?: (version: number | null) => void | Promise<void>;
   log?: (message: string, err?: unknown) => void;
   /**
    * false for a store of entities that are no part of the configuration (RBAC's families): its writes bump no
@@ -30,6 +32,8 @@ export interface WriteOptions<T> {
 export class ConfigStore {
   readonly errors: SqlErrorMapper;
   private readonly repos = new Map<string, EntityRepository>();
+  /** change capture is installed: a transaction that changed configuration rows bumps the version as it commits */
+  private bumpedByCapture = false;
 
   constructor(
     readonly database: Database,
@@ -60,6 +64,14 @@ export class ConfigStore {
     return repo;
   }
 
+  /**
+   * From now on writes leave the version bump to change capture's commit trigger (installed by the publisher): one
+   * statement less per write, and the lock that orders versions is taken only while committing.
+   */
+  bumpOnCommit(): void {
+    this.bumpedByCapture = true;
+  }
+
   entityNames(): string[] {
     return [...this.repos.keys()];
   }
@@ -69,11 +81,11 @@ export class ConfigStore {
    * or not at all: ownership grants, workspace records), bumps the config version in it, then calls onCommitted.
    */
   async write<T>(work: (trx: Executor) => Promise<T>, options: WriteOptions<T> = {}): Promise<T> {
-    let version = 0;
+    let version: number | null = null;
     const result = await this.db.transaction().execute(async (trx) => {
       const out = await work(trx);
       await options.inTransaction?.(trx, out);
-      if (this.options.versioned !== false) version = await bumpVersion(trx);
+      if (this.options.versioned !== false && !this.bumpedByCapture) version = await bumpVersion(trx);
       return out;
     });
     if (this.options.onCommitted && this.options.versioned !== false) {
@@ -109,11 +121,16 @@ function defaultLog(message: string, err?: unknown): void {
   console.error(`[gatehouse] ${message}`, err ?? '');
 }
 
-/** Row-locks the single config_state row until commit, so versions follow commit order across replicas. */
+/**
+ * Row-locks the single config_state row until commit, so versions follow commit order across replicas; change
+ * capture's commit trigger then leaves this transaction alone.
+ */
 export async function bumpVersion(trx: Executor): Promise<number> {
   const { rows } = await sql<{ version: string | number }>`
-    update config_state set version = version + 1, updated_at = extract(epoch from now())::bigint
-    where id = 1 returning version`.execute(trx);
+    with bumped as (
+      update config_state set version = version + 1, updated_at = extract(epoch from now())::bigint where id = 1 returning version
+    )
+    select version, ${MARK_BUMPED} from bumped`.execute(trx);
   return Number(rows[0]!.version);
 }
 
