@@ -51,7 +51,7 @@ export function processCpuMs(pid: number): number | null {
 }
 
 export async function interleaved(contenders: Contender[], opts: { connections: number; seconds: number; rounds?: number }): Promise<InterleavedResult[]> {
-  const rounds = opts.rounds ?? 2;
+  const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 2);
   const perRound = Math.max(2, opts.seconds / rounds);
   const totals = contenders.map(() => ({ requests: 0, seconds: 0, serverMs: 0 as number | null, clientUs: 0, p50: [] as number[], p99: 0, errors: 0, non2xx: 0, rounds: [] as number[] }));
   // warm-up: pools, JIT, TLS sessions

@@ -2,6 +2,7 @@
 // a baseline measured in the same run. Each server runs as its own process; the load generator (autocannon) runs here.
 //   BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_ONLY (comma-separated target names)
 //   BENCH_SCALE_N (default 100000) and BENCH_SCALE_SMALL (default 100): the consumer counts of the `scale` scenario
+//   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';

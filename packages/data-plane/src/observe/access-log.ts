@@ -3,8 +3,11 @@ import type { ExchangeSummary } from '@gatehouse/plugins';
 
 /** lines wait at most this long (ms) to be written together… */
 const FLUSH_DELAY_MS = 50;
-/** …or until this many bytes wait */
-const FLUSH_BYTES = 64 * 1024;
+/**
+ * …or until this many bytes wait. Each batch is a trip to a libuv thread and back, which costs the proxy more than
+ * the bytes do: at 25,000 requests a second a batch goes out every 50 ms either way, about 20 a second, not 170.
+ */
+const FLUSH_BYTES = 512 * 1024;
 
 /**
  * The proxy's access log: one JSON line per request, written through a buffered asynchronous writer (never on the
