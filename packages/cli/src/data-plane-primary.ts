@@ -1,11 +1,9 @@
 import { join } from 'node:path';
-import { hostname } from 'node:os';
 import {
   BalancerRegistry,
   applyDelta,
   ConfigHolder,
   createStatusServer,
-  HealthReporter,
   nodeCounters,
   nodeMetricsSource,
   selfSignedDefault,
@@ -14,16 +12,14 @@ import {
   SystemResolver,
   WorkerPool,
 } from '@gatehouse/data-plane';
-import { applyPurgeMessage, LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, proxyCachePurgeChannel, type PluginRuntime } from '@gatehouse/plugins';
+import { LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, type PluginRuntime } from '@gatehouse/plugins';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
-import { Redis } from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 import type { DataPlaneNode } from './data-plane-node';
 import type { Logger } from './logger';
-import { compileForServing } from './proxy-config';
+import { compileForServing, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
 import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
-import { GATEHOUSE_VERSION } from './version';
 
 /**
  * Marks a process the primary forked as a proxy worker (main.ts runs `runProxyWorker` in it); its value is the
@@ -55,11 +51,8 @@ export async function startDataPlanePrimary(
   // the primary refuses a bad config before any worker sees it; workers count the same series (0), summed
   const refused = new Counter({ name: 'gatehouse_data_plane_config_apply_failures_total', help: 'Configurations this data plane refused or failed to apply', registers: [registry] });
   const cache = extraRuntime.proxyCacheMemory instanceof MemoryCacheStore ? extraRuntime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
-  const purges = settings.redisUrl ? new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) }) : null;
-  purges?.on('error', () => {});
+  const purges = subscribeCachePurges(settings, cache, log);
   if (purges) nodeMetrics?.watchRedis(purges);
-  purges?.on('message', (_channel: string, message: string) => applyPurgeMessage(cache, message));
-  purges?.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
   const tokens = extraRuntime.oauth2Tokens ?? null;
   const shared = new SharedCallServer();
   serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
@@ -101,11 +94,7 @@ export async function startDataPlanePrimary(
       holder.swap({ ...holder.current, version });
       pool.publishChange({ kind: 'relabel', version }, currentSnapshot);
     },
-    currentVersion: () => (holder.loaded ? holder.current.version : null),
-    currentHash: () => (holder.loaded ? holder.current.hash : null),
-    identity: { id, version: GATEHOUSE_VERSION },
-    logger: log,
-    onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
+    ...syncReporting(holder, id, log),
   });
   // the config is in place before any worker opens the ports: the cache, then the bus's latest (the workers take a
   // moment to start, and the first to listen must not serve an empty config while the others start)
@@ -119,16 +108,7 @@ export async function startDataPlanePrimary(
   const metricsSource = nodeMetricsSource(registry, pool);
   nodeMetrics?.aggregateWith(metricsSource);
 
-  const reporter = health
-    ? new HealthReporter({
-        registry: balancers,
-        channel: health,
-        identity: { id, hostname: hostname() },
-        configVersion: () => (holder.loaded ? holder.current.version : 0),
-        log: { warn: log.warn },
-      })
-    : null;
-  await reporter?.start();
+  const reporter = await startHealthReporter(health, balancers, id, holder, log);
   const status = settings.statusListen
     ? await createStatusServer({
         holder,

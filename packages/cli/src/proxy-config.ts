@@ -1,7 +1,23 @@
 import type { Snapshot } from '@gatehouse/core';
-import { compile, readPemPair, selfSignedDefault, type CompiledConfig } from '@gatehouse/data-plane';
+import { hostname } from 'node:os';
+import {
+  AccessLog,
+  compile,
+  HealthReporter,
+  parseGatewayHeaders,
+  readPemPair,
+  selfSignedDefault,
+  type BalancerRegistry,
+  type CompiledConfig,
+  type ConfigHolder,
+  type DataPlaneServerOptions,
+} from '@gatehouse/data-plane';
+import { applyPurgeMessage, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
+import type { DataPlaneSyncOptions, HealthChannel } from '@gatehouse/sync';
+import { Redis } from 'ioredis';
 import type { Logger } from './logger';
 import type { Settings } from './settings';
+import { GATEHOUSE_VERSION } from './version';
 
 /**
  * Compiles a verified snapshot for serving and logs what of it could not be loaded (TLS material, vault references);
@@ -24,4 +40,77 @@ export function compileForServing(snapshot: Snapshot, log: Logger, onRefused: ()
 export async function defaultProxyCertificate(settings: Settings): Promise<ReturnType<typeof readPemPair> | undefined> {
   if (!settings.proxyTlsListen) return undefined;
   return settings.proxyTlsCert && settings.proxyTlsKey ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey) : selfSignedDefault(settings.dataDir);
+}
+
+/** What the proxy server takes from the settings: the same for a data plane in one process and for a proxy worker. */
+export async function proxyServerSettings(
+  settings: Settings,
+  log: Logger,
+): Promise<Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'log' | 'headers'>> {
+  return {
+    listen: settings.proxyListen,
+    tlsListen: settings.proxyTlsListen,
+    defaultCertificate: await defaultProxyCertificate(settings),
+    trustedIps: settings.trustedIps,
+    underscoreHeaders: settings.underscoreHeaders,
+    maxBufferedBody: settings.maxBufferedBody,
+    log: { error: log.error, warn: log.warn },
+    headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
+  };
+}
+
+/** The access log GATEHOUSE_ACCESS_LOG asks for (null when off); a destination that cannot be written is logged. */
+export function openAccessLog(settings: Settings, log: Logger): AccessLog | null {
+  const destination = settings.accessLog;
+  return destination ? new AccessLog(destination, (err) => log.error('access log: cannot write', { destination, error: err.message })) : null;
+}
+
+/**
+ * The Redis connection of the plugins that share state across data planes (rate-limiting's redis policy): commands
+ * fail fast while Redis is down, so a plugin's fault_tolerant setting decides, not a queue. Null without Redis.
+ */
+export function pluginRedis(settings: Settings): Redis | null {
+  if (!settings.redisUrl) return null;
+  const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) });
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** What a node's DataPlaneSync is told of the config it serves and of itself, and how it reports what it applied. */
+export function syncReporting(
+  holder: ConfigHolder,
+  id: string,
+  log: Logger,
+): Pick<DataPlaneSyncOptions, 'currentVersion' | 'currentHash' | 'identity' | 'logger' | 'onApplied'> {
+  return {
+    currentVersion: () => (holder.loaded ? holder.current.version : null),
+    currentHash: () => (holder.loaded ? holder.current.hash : null),
+    identity: { id, version: GATEHOUSE_VERSION },
+    logger: log,
+    onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
+  };
+}
+
+/** proxy-cache purges from the admin API, over Redis pub/sub, applied to the node's memory cache; null without Redis */
+export function subscribeCachePurges(settings: Settings, cache: MemoryCacheStore, log: Logger): Redis | null {
+  if (!settings.redisUrl) return null;
+  const purges = new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
+  purges.on('error', () => {});
+  purges.on('message', (_channel: string, message: string) => applyPurgeMessage(cache, message));
+  purges.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
+  return purges;
+}
+
+/** The node's target health to the control plane, and manual health back from it; null without a health channel. */
+export async function startHealthReporter(health: HealthChannel | null, balancers: BalancerRegistry, id: string, holder: ConfigHolder, log: Logger): Promise<HealthReporter | null> {
+  if (!health) return null;
+  const reporter = new HealthReporter({
+    registry: balancers,
+    channel: health,
+    identity: { id, hostname: hostname() },
+    configVersion: () => (holder.loaded ? holder.current.version : 0),
+    log: { warn: log.warn },
+  });
+  await reporter.start();
+  return reporter;
 }

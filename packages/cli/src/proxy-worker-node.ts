@@ -1,22 +1,18 @@
 import {
-  AccessLog,
   compileConfigMessage,
   ConfigHolder,
   createDataPlaneServer,
   DataPlaneMetrics,
-  parseGatewayHeaders,
   PrimaryLink,
   SystemResolver,
   type ConfigMessage,
 } from '@gatehouse/data-plane';
 import { closeFileLogs, closeHttpLogQueues, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
-import { Redis } from 'ioredis';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import type { Logger } from './logger';
-import { defaultProxyCertificate } from './proxy-config';
+import { openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
 import type { Settings } from './settings';
-import { GATEHOUSE_VERSION } from './version';
 
 /**
  * One proxy worker of a data plane (forked by the primary, see data-plane-primary.ts): it serves the config the
@@ -50,10 +46,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   };
   if (start.config) applyConfig(start.config);
 
-  const redis = settings.redisUrl
-    ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) })
-    : null;
-  redis?.on('error', () => {});
+  const redis = pluginRedis(settings);
   const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
   const runtime: PluginRuntime = {
     redisPrefix: settings.redisPrefix,
@@ -63,22 +56,13 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     ...(stores.oauth2Tokens ? { oauth2Tokens: stores.oauth2Tokens } : {}),
   };
   if (redis) runtime.redis = redis;
-  const accessLog = settings.accessLog ? new AccessLog(settings.accessLog, (err) => log.error('access log: cannot write', { destination: settings.accessLog, error: err.message })) : null;
-  const tls = settings.proxyTlsListen;
-  const defaultCertificate = await defaultProxyCertificate(settings);
+  const accessLog = openAccessLog(settings, log);
   const proxy = await createDataPlaneServer({
+    ...(await proxyServerSettings(settings, log)),
     holder,
-    listen: settings.proxyListen,
-    tlsListen: tls,
-    defaultCertificate,
     runtime,
-    trustedIps: settings.trustedIps,
-    underscoreHeaders: settings.underscoreHeaders,
-    maxBufferedBody: settings.maxBufferedBody,
-    log: { error: log.error, warn: log.warn },
     // the primary runs the node's active checks and counts passive results; this worker mirrors the outcome
     balancer: { resolver: new SystemResolver(settings.dnsResolver), activeChecks: false, passiveSink: link.passiveSink },
-    headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
     accessLog,
     metrics,
   });

@@ -86,14 +86,18 @@ redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 1
 `;
 
-// Keeps a delta and moves the head to it, only when it continues the head: same epoch, from <= head < version.
-const PUBLISH_DELTA_SCRIPT = `
+// Lua prelude: the head (KEYS[1]) decoded as 'current', its epoch as 'head_epoch' ('' for none); returns 0 when there is no head.
+const READ_HEAD = `
 local head = redis.call('GET', KEYS[1])
 if not head then return 0 end
 local ok, current = pcall(cjson.decode, head)
 if not ok or type(current) ~= 'table' then return 0 end
 local head_epoch = current.epoch
 if type(head_epoch) ~= 'string' then head_epoch = '' end
+`;
+
+// Keeps a delta and moves the head to it, only when it continues the head: same epoch, from <= head < version.
+const PUBLISH_DELTA_SCRIPT = `${READ_HEAD}
 if head_epoch ~= ARGV[3] then return 0 end
 local hv = tonumber(current.version)
 if not hv or hv < tonumber(ARGV[1]) or hv >= tonumber(ARGV[2]) then return 0 end
@@ -106,13 +110,7 @@ return 1
 `;
 
 // Stores a full snapshot without announcing it: of the head's epoch, not above the head, above the stored one.
-const STORE_SNAPSHOT_SCRIPT = `
-local head = redis.call('GET', KEYS[1])
-if not head then return 0 end
-local ok, current = pcall(cjson.decode, head)
-if not ok or type(current) ~= 'table' then return 0 end
-local head_epoch = current.epoch
-if type(head_epoch) ~= 'string' then head_epoch = '' end
+const STORE_SNAPSHOT_SCRIPT = `${READ_HEAD}
 if head_epoch ~= ARGV[2] or tonumber(current.version) < tonumber(ARGV[1]) then return 0 end
 local stored = redis.call('GET', KEYS[2])
 if stored then

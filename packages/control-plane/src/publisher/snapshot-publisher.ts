@@ -256,12 +256,7 @@ export class SnapshotPublisher {
         limit: this.opts.deltaLimit ?? 5000,
       });
     } catch (err) {
-      if (isDatabaseUnreachable(err)) {
-        this.databaseReachable(false, err);
-        this.fail('snapshot not published: the database is unreachable; publishing as soon as it is back', err, true);
-      } else {
-        this.fail('snapshot not published: the configuration cannot be read from the database', err, true);
-      }
+      this.readFailed(err);
       return 'done';
     }
     this.databaseReachable(true);
@@ -348,18 +343,23 @@ export class SnapshotPublisher {
     }
   }
 
+  /** reports a configuration that could not be read from the database (unreachable, or a failing query) */
+  private readFailed(err: unknown): void {
+    if (isDatabaseUnreachable(err)) {
+      this.databaseReachable(false, err);
+      this.fail('snapshot not published: the database is unreachable; publishing as soon as it is back', err, true);
+    } else {
+      this.fail('snapshot not published: the configuration cannot be read from the database', err, true);
+    }
+  }
+
   /** Reads, builds and checks the snapshot of the latest committed state; null (after reporting why) when it cannot. */
   private async build(): Promise<Snapshot | null> {
     let read: Awaited<ReturnType<typeof readSnapshotConfig>>;
     try {
       read = await readSnapshotConfig(this.opts.store, { plugins: this.opts.plugins, keyring: this.opts.keyring, tls: this.opts.tls });
     } catch (err) {
-      if (isDatabaseUnreachable(err)) {
-        this.databaseReachable(false, err);
-        this.fail('snapshot not published: the database is unreachable; publishing as soon as it is back', err, true);
-      } else {
-        this.fail('snapshot not published: the configuration cannot be read from the database', err, true);
-      }
+      this.readFailed(err);
       return null;
     }
     this.databaseReachable(true);
