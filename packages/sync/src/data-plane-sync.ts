@@ -50,6 +50,13 @@ export interface DataPlaneSyncOptions {
 const CACHE_DELTAS_BEFORE_COMPACTION = 2000;
 /** ms without a delta before the cache is compacted */
 const COMPACTION_QUIET_MS = 2000;
+/**
+ * ms between further tries while the bus's stored snapshot does not yet cover the cached deltas: the control plane
+ * stores it once writes pause, which at 100,000 consumers takes longer than the quiet time above
+ */
+const COMPACTION_RETRY_MS = 3000;
+/** tries after the first before the cache waits for the next deltas */
+const COMPACTION_RETRIES = 20;
 
 export interface DataPlaneSyncStatus {
   config_version: number | null;
@@ -94,6 +101,8 @@ export class DataPlaneSync {
   /** how many cached deltas there were at the last compaction attempt (one attempt per threshold's worth of deltas) */
   private compactionTriedAt = 0;
   private compactionTimer: NodeJS.Timeout | null = null;
+  /** further tries left while the stored snapshot lags the cached deltas */
+  private compactionRetries = COMPACTION_RETRIES;
   private cacheWrites: Promise<void> = Promise.resolve();
   private readonly state: DataPlaneSyncStatus = {
     config_version: null,
@@ -508,14 +517,28 @@ export class DataPlaneSync {
     this.compactionTimer = null;
     const due = this.cachedDeltas - this.compactionTriedAt;
     if (due < CACHE_DELTAS_BEFORE_COMPACTION || this.stopped) return;
-    const compact = () => {
-      this.compactionTimer = null;
-      this.compactionTriedAt = this.cachedDeltas;
-      this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
-    };
-    if (due >= 10 * CACHE_DELTAS_BEFORE_COMPACTION) return compact();
-    this.compactionTimer = setTimeout(compact, COMPACTION_QUIET_MS);
+    this.compactionRetries = COMPACTION_RETRIES;
+    if (due >= 10 * CACHE_DELTAS_BEFORE_COMPACTION) return this.compactNow();
+    this.compactLater(COMPACTION_QUIET_MS);
+  }
+
+  private compactNow(): void {
+    this.compactionTimer = null;
+    this.compactionTriedAt = this.cachedDeltas;
+    this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
+  }
+
+  private compactLater(ms: number): void {
+    if (this.compactionTimer) clearTimeout(this.compactionTimer);
+    this.compactionTimer = setTimeout(() => this.compactNow(), ms);
     this.compactionTimer.unref();
+  }
+
+  /** the stored snapshot left as many deltas in the cache as there were: tried again in a while, a bounded number of times */
+  private retryCompaction(): void {
+    if (this.stopped || this.compactionRetries <= 0) return;
+    this.compactionRetries--;
+    this.compactLater(COMPACTION_RETRY_MS);
   }
 
   /** Moves the disk cache onto the bus's stored snapshot when it is newer than the cached one. */
@@ -526,9 +549,10 @@ export class DataPlaneSync {
     try {
       stored = await this.options.bus.fetchLatest();
     } catch {
-      return;
+      return this.retryCompaction();
     }
-    if (!stored || stored.version <= this.cachedSnapshotVersion || (stored.epoch ?? null) !== this.state.config_epoch) return;
+    if (!stored || (stored.epoch ?? null) !== this.state.config_epoch) return;
+    if (stored.version <= this.cachedSnapshotVersion) return this.retryCompaction();
     // the signature only: the cache is verified in full when it is loaded, and decoding a large snapshot here would
     // hold up the proxy
     if (!hasValidSignature(stored, this.options.secret)) return;
@@ -548,6 +572,8 @@ export class DataPlaneSync {
     this.cachedSnapshotVersion = stored.version;
     this.cachedDeltas = kept.length;
     this.compactionTriedAt = 0;
+    // a snapshot stored while writes went on: the deltas after it are moved onto the next one
+    if (kept.length >= CACHE_DELTAS_BEFORE_COMPACTION) this.retryCompaction();
   }
 
   /** the full snapshot just loaded from the bus becomes the cache, with no deltas after it */

@@ -244,6 +244,21 @@ describe.each(topologies)('deltas over %s', (_name, make) => {
     expect(restarted.currentHash()).toBe(producer.state.hash());
   }, 30_000);
 
+  it('the disk cache moves onto a snapshot the control plane stores only after the deltas paused', async () => {
+    const cacheFile = join(dir, 'late-store.json');
+    const follower = new Follower();
+    const { bus } = await start(follower, { cacheFile });
+    for (let i = 0; i < 2100; i++) await publish(producer.addConsumer(`late-${i}`));
+    await waitFor('version 2101', () => follower.currentVersion() === 2101);
+    // the first try, once the deltas paused, finds no stored snapshot newer than the cached one
+    const fetches = bus.fetches;
+    await waitFor('a compaction try', () => bus.fetches > fetches, 15_000);
+    expect((JSON.parse(readFileSync(cacheFile, 'utf8')) as { version: number }).version).toBe(1);
+    expect(await topology.bus.storeSnapshot(signSnapshot(producer.state.toSnapshot(), SECRET))).toBe(true);
+    await waitFor('the compacted cache', () => (JSON.parse(readFileSync(cacheFile, 'utf8')) as { version: number }).version === 2101, 15_000);
+    expect(readFileSync(`${cacheFile}.deltas`, 'utf8')).toBe('');
+  }, 30_000);
+
   it('a restart serves the cached snapshot and the cached deltas, with the bus unreachable', async () => {
     const cacheFile = join(dir, 'cache.json');
     const follower = new Follower();
