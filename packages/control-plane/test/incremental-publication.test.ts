@@ -382,6 +382,9 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
     await expect(store().write(async (trx) => consumers.insert(trx, consumer('commit-bump-a')))).rejects.toMatchObject({ status: 409 });
     await store().write(async () => {});
     expect(await store().version()).toBe(before + 2);
+    // each transaction's mark is gone once it committed (or rolled back)
+    const { rows: marks } = await sql<{ n: string | number }>`select count(*) as n from config_bump_pending`.execute(store().db);
+    expect(Number(marks[0]!.n)).toBe(0);
     await expectSameAsFull(followers[0]!);
   });
 
@@ -389,7 +392,10 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
     const [dp] = followers;
     const fullsBefore = dp!.fulls;
     const consumers = Array.from({ length: 6000 }, (_, i) => ({ username: `bulk-${i}`, keyauth_credentials: [{ key: `bulk-key-${i}` }] }));
+    const before = await store().version();
     await request(app).post('/config').send({ _format_version: '3.0', consumers }).expect(201);
+    // thousands of rows in one transaction: one version
+    expect(await store().version()).toBe(before + 1);
     await expectSameAsFull(dp!);
     expect(dp!.fulls).toBeGreaterThan(fullsBefore);
   }, 120_000);

@@ -8,9 +8,11 @@ import type { Executor } from '../store/entity-repository';
  * So any control plane replica can read what changed between two versions from the database, whoever made the write.
  * Nothing is updated afterwards: the version bump, which serialises writers, only adds one row.
  *
- * The bump itself is a deferred trigger on the change log: a transaction that changed configuration rows bumps the
- * version once, at commit, so the row lock that orders versions is held only while committing, and a write costs no
- * round trip of its own for it. A transaction that bumped already (`bumpVersion`) is not bumped again.
+ * The bump itself happens at commit: the capture triggers mark their transaction in `config_bump_pending` (one row
+ * per transaction, whatever it wrote), and a deferred trigger on that mark bumps the version once as the transaction
+ * commits and takes the mark away. So the row lock that orders versions is held only while committing, a write costs
+ * no round trip of its own for it, and a bulk load costs one bump, not one per row. A transaction that bumped already
+ * (`bumpVersion`) is not bumped again.
  */
 export const CHANGES_TABLE = 'config_change_log';
 
@@ -29,6 +31,7 @@ end $$`;
 const BUMP_ON_COMMIT_FUNCTION = sql`
 create or replace function gatehouse_bump_on_commit() returns trigger language plpgsql as $$
 begin
+  delete from config_bump_pending where xid = txid_current();
   if coalesce(current_setting('gatehouse.bumped_in', true), '') = txid_current()::text then
     return null;
   end if;
@@ -52,6 +55,7 @@ function captureFunction(kind: 'new' | 'old' | 'both') {
 create or replace function gatehouse_capture_${kind}() returns trigger language plpgsql as $$
 begin
   ${body}
+  insert into config_bump_pending (xid) values (txid_current()) on conflict do nothing;
   return null;
 end $$`);
 }
@@ -66,6 +70,7 @@ export async function ensureChangeCapture(db: Executor, tables: readonly string[
     await sql`create table if not exists config_change_log (xid bigint not null, entity text not null, id text not null)`.execute(trx);
     await sql`create index if not exists config_change_log_xid on config_change_log (xid)`.execute(trx);
     await sql`create table if not exists config_versions (version bigint primary key, xid bigint not null)`.execute(trx);
+    await sql`create table if not exists config_bump_pending (xid bigint primary key)`.execute(trx);
     const { rows: installed } = await sql<{ table: string; trigger: string }>`
       select c.relname as "table", t.tgname as "trigger" from pg_trigger t join pg_class c on c.oid = t.tgrelid
       where t.tgname like 'gatehouse_changes_%'`.execute(trx);
@@ -75,8 +80,8 @@ export async function ensureChangeCapture(db: Executor, tables: readonly string[
       await sql`create trigger gatehouse_changes_version after update of version on config_state for each row execute function gatehouse_record_config_version()`.execute(trx);
     }
     await BUMP_ON_COMMIT_FUNCTION.execute(trx);
-    if (!has.has('config_change_log/gatehouse_changes_commit')) {
-      await sql`create constraint trigger gatehouse_changes_commit after insert on config_change_log deferrable initially deferred for each row execute function gatehouse_bump_on_commit()`.execute(trx);
+    if (!has.has('config_bump_pending/gatehouse_changes_bump')) {
+      await sql`create constraint trigger gatehouse_changes_bump after insert on config_bump_pending deferrable initially deferred for each row execute function gatehouse_bump_on_commit()`.execute(trx);
     }
     for (const kind of ['new', 'old', 'both'] as const) await captureFunction(kind).execute(trx);
     const { rows: existing } = await sql<{ name: string }>`
