@@ -66,6 +66,28 @@ function normalise(c: CompiledConfig): unknown {
   });
 }
 
+/** Global configurations of the plugins whose indexes hold credentials (a second one of a name is refused). */
+const CREDENTIAL_PLUGINS = [
+  { name: 'key-auth', config: {} },
+  { name: 'basic-auth', config: {} },
+  { name: 'hmac-auth', config: {} },
+  { name: 'jwt', config: {} },
+  { name: 'acl', config: { allow: ['g0', 'g1'] } },
+  { name: 'oauth2', config: { enable_client_credentials: true } },
+];
+
+/** consumer-scoped path → flat admin path of the credential kinds the random writes change */
+const ADMIN_PATHS = { acls: 'acls', jwt: 'jwts', 'hmac-auth': 'hmac-auths', 'basic-auth': 'basic-auths', oauth2: 'oauth2' } as const;
+
+/** A change of a credential: its identifying field (`rename`), or another field. */
+const CHANGES: Record<(typeof ADMIN_PATHS)[keyof typeof ADMIN_PATHS], (n: number, rename: boolean) => Record<string, unknown>> = {
+  acls: (n) => ({ group: `g${n % 4}` }),
+  jwts: (n, rename) => (rename ? { key: `iss-${n % 300}` } : { secret: `secret-${n}` }),
+  'hmac-auths': (n, rename) => (rename ? { username: `hmac-${n % 300}` } : { secret: `secret-${n}` }),
+  'basic-auths': (n, rename) => (rename ? { username: `basic-${n % 300}` } : { password: `pw-${n}` }),
+  oauth2: (n, rename) => (rename ? { client_id: `client-${n % 300}` } : { redirect_uris: [`https://app-${n}.test/cb`] }),
+};
+
 interface Follower {
   holder: ConfigHolder;
   sync: DataPlaneSync;
@@ -205,13 +227,18 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
     const pick = (list: string[]) => (list.length ? list[Math.floor(next() * list.length)]! : undefined);
     const n = Math.floor(next() * 1_000_000);
     const forget = (list: string, id: string) => (ids[list] = ids[list]!.filter((x) => x !== id));
-    const op = Math.floor(next() * 24) % 24;
+    const op = Math.floor(next() * 29) % 29;
     const consumer = pick(ids.consumers!);
     const service = pick(ids.services!);
     const route = pick(ids.routes!);
     const post = async (path: string, body: Record<string, unknown>, list?: string) => {
       const res = await request(app).post(path).send(body);
       if (res.status === 201 && list) ids[list]!.push(res.body.id);
+    };
+    /** creates a credential under a consumer and keeps it as `<admin path>/<id>` for later changes */
+    const postCredential = async (owner: string, consumerPath: keyof typeof ADMIN_PATHS, body: Record<string, unknown>) => {
+      const res = await request(app).post(`/consumers/${owner}/${consumerPath}`).send(body);
+      if (res.status === 201) ids.credentials!.push(`${ADMIN_PATHS[consumerPath]}/${res.body.id}`);
     };
     switch (op) {
       case 0:
@@ -255,13 +282,13 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
         return;
       }
       case 14:
-        if (consumer) await post(`/consumers/${consumer}/acls`, { group: `g${n % 4}` });
+        if (consumer) await postCredential(consumer, 'acls', { group: `g${n % 4}` });
         return;
       case 15:
-        if (consumer) await post(`/consumers/${consumer}/jwt`, { key: `iss-${n}`, secret: `secret-${n}` });
+        if (consumer) await postCredential(consumer, 'jwt', { key: `iss-${n % 300}`, secret: `secret-${n}` });
         return;
       case 16:
-        if (consumer) await post(`/consumers/${consumer}/hmac-auth`, { username: `hmac-${n}`, secret: `secret-${n}` });
+        if (consumer) await postCredential(consumer, 'hmac-auth', { username: `hmac-${n % 300}`, secret: `secret-${n}` });
         return;
       case 17: {
         const scopes = [{}, route ? { route: { id: route } } : {}, service ? { service: { id: service } } : {}];
@@ -297,6 +324,24 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
         } else await post(`/upstreams/${upstream}/targets`, { target: `127.0.0.1:${7000 + (n % 30)}`, weight: 10 + (n % 90) });
         return;
       }
+      case 24:
+        if (consumer) await postCredential(consumer, 'basic-auth', { username: `basic-${n % 300}`, password: `pw-${n}` });
+        return;
+      case 25:
+        if (consumer) await postCredential(consumer, 'oauth2', { name: `app-${n}`, client_id: `client-${n % 300}`, client_secret: `secret-${n}`, redirect_uris: ['https://app.test/cb'] });
+        return;
+      case 26:
+      case 27:
+      case 28: {
+        // a credential of the other kinds: its identifying field changes, another field changes, or it goes
+        const credential = pick(ids.credentials!);
+        if (!credential) return;
+        const [kind, id] = credential.split('/') as [keyof typeof CHANGES, string];
+        const res =
+          n % 3 === 0 ? await request(app).delete(`/${kind}/${id}`) : await request(app).patch(`/${kind}/${id}`).send(CHANGES[kind](n, n % 3 === 1));
+        if (res.status === 204 || res.status === 404) forget('credentials', credential);
+        return;
+      }
     }
   }
 
@@ -304,9 +349,9 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
     const [dp] = followers;
     for (const seed of [1, 2, 3]) {
       const next = random(seed * 7919);
-      const ids: Record<string, string[]> = { services: [], routes: [], consumers: [], keys: [], plugins: [], upstreams: [] };
-      // a key-auth configuration from the start, so its index follows every credential write
-      await request(app).post('/plugins').send({ name: 'key-auth', config: {} });
+      const ids: Record<string, string[]> = { services: [], routes: [], consumers: [], keys: [], credentials: [], plugins: [], upstreams: [] };
+      // every credential plugin configured from the start, so each index follows every credential write
+      for (const plugin of CREDENTIAL_PLUGINS) await request(app).post('/plugins').send(plugin);
       for (let round = 0; round < 6; round++) {
         const writes = 10 + Math.floor(next() * 20);
         for (let i = 0; i < writes; i++) await randomWrite(next, ids);

@@ -1,6 +1,6 @@
 import { definePlugin } from '../contract';
 import { acls } from './entities';
-import { buildAclIndex, type AclIndex } from './group-index';
+import { ACL_INDEX_SECTIONS, buildAclIndex, updateAclIndex, type AclIndex } from './group-index';
 import { aclAccess } from './handler';
 import { aclConfigSchema, checkAclConfig, type AclConfig } from './schema';
 
@@ -15,6 +15,7 @@ export const acl = definePlugin<AclConfig, AclIndex>({
   entities: [acls],
   checkConfig: checkAclConfig,
   compile: buildAclIndex,
-  indexSections: ['credentials/acls'],
+  indexSections: ACL_INDEX_SECTIONS,
+  updateIndex: updateAclIndex,
   access: aclAccess,
 });

@@ -55,7 +55,8 @@ function verify(index: BasicAuthIndex, prepared: PreparedConfig, entry: BasicAut
   return verifyPassword(given.password, entry.passwordHash).then(
     (ok) => {
       if (!ok) return prepared.invalid;
-      index.verified.add(key);
+      // a check that outlived a change of this credential leaves nothing behind for the new one
+      if (index.byUsername.get(given.username) === entry) index.verified.add(key, given.username);
       return entry.result;
     },
     () => prepared.invalid,

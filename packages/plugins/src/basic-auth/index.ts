@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { buildBasicAuthIndex, type BasicAuthIndex } from './credential-index';
+import { BASIC_AUTH_INDEX_SECTIONS, buildBasicAuthIndex, updateBasicAuthIndex, type BasicAuthIndex } from './credential-index';
 import { basicAuthCredentials } from './entities';
 import { basicAuthAuthenticate } from './handler';
 import { basicAuthConfigSchema, type BasicAuthConfig } from './schema';
@@ -13,6 +13,7 @@ export const basicAuth = definePlugin<BasicAuthConfig, BasicAuthIndex>({
   noConsumer: true,
   entities: [basicAuthCredentials],
   compile: buildBasicAuthIndex,
-  indexSections: ['consumers', 'credentials/basicauth_credentials'],
+  indexSections: BASIC_AUTH_INDEX_SECTIONS,
+  updateIndex: updateBasicAuthIndex,
   authenticate: basicAuthAuthenticate,
 });

@@ -1,5 +1,6 @@
-import type { SnapshotConfig } from '@gatehouse/core';
+import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
+import { followCredentialChanges, type RowLookup } from '../shared/credential-changes';
 
 export interface HmacCredential {
   secret: Buffer;
@@ -11,17 +12,43 @@ export interface HmacAuthIndex {
   byUsername: Map<string, HmacCredential>;
 }
 
+export const HMAC_AUTH_INDEX_SECTIONS = ['consumers', 'credentials/hmacauth_credentials'] as const;
+
+/** The index entry of one credential row, or null when the row has no usable username or secret. */
+function entryOf(row: ConfigRow, consumer: Consumer): HmacCredential | null {
+  if (typeof row.username !== 'string' || typeof row.secret !== 'string') return null;
+  return {
+    secret: Buffer.from(row.secret, 'utf8'),
+    result: { ok: true, consumer, credential: { id: row.id, identifier: row.username, consumerId: consumer.id } },
+  };
+}
+
 /** username → secret and consumer; credentials whose consumer is gone are left out. */
 export function buildHmacAuthIndex(config: SnapshotConfig): HmacAuthIndex {
   const consumers = new Map(config.consumers.map((c) => [c.id, c]));
   const byUsername = new Map<string, HmacCredential>();
   for (const row of config.credentials.hmacauth_credentials ?? []) {
     const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
-    if (!consumer || typeof row.username !== 'string' || typeof row.secret !== 'string') continue;
-    byUsername.set(row.username, {
-      secret: Buffer.from(row.secret, 'utf8'),
-      result: { ok: true, consumer, credential: { id: row.id, identifier: row.username, consumerId: consumer.id } },
-    });
+    const entry = consumer ? entryOf(row, consumer) : null;
+    if (entry) byUsername.set(entry.result.credential.identifier, entry);
   }
   return { byUsername };
+}
+
+/** Follows a delta: a changed credential's username moves, a deleted credential or consumer takes its entries along. */
+export function updateHmacAuthIndex(index: HmacAuthIndex, changes: readonly AppliedChange[], rows: RowLookup): boolean {
+  const { byUsername } = index;
+  return followCredentialChanges(changes, rows, {
+    section: 'credentials/hmacauth_credentials',
+    remove(before) {
+      if (typeof before.username === 'string' && byUsername.get(before.username)?.result.credential.id === before.id) byUsername.delete(before.username);
+    },
+    add(after, consumer) {
+      const entry = entryOf(after, consumer);
+      if (entry) byUsername.set(entry.result.credential.identifier, entry);
+    },
+    removeConsumer(consumerId) {
+      for (const [username, entry] of byUsername) if (entry.result.credential.consumerId === consumerId) byUsername.delete(username);
+    },
+  });
 }

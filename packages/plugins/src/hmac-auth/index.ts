@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { buildHmacAuthIndex, type HmacAuthIndex } from './credential-index';
+import { HMAC_AUTH_INDEX_SECTIONS, buildHmacAuthIndex, updateHmacAuthIndex, type HmacAuthIndex } from './credential-index';
 import { hmacAuthCredentials } from './entities';
 import { hmacAuthAuthenticate } from './handler';
 import { hmacAuthConfigSchema, type HmacAuthConfig } from './schema';
@@ -13,6 +13,7 @@ export const hmacAuth = definePlugin<HmacAuthConfig, HmacAuthIndex>({
   noConsumer: true,
   entities: [hmacAuthCredentials],
   compile: buildHmacAuthIndex,
-  indexSections: ['consumers', 'credentials/hmacauth_credentials'],
+  indexSections: HMAC_AUTH_INDEX_SECTIONS,
+  updateIndex: updateHmacAuthIndex,
   authenticate: hmacAuthAuthenticate,
 });

@@ -1,7 +1,8 @@
 import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import { importJWK, type CryptoKey } from 'jose';
-import type { SnapshotConfig } from '@gatehouse/core';
+import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
+import { followCredentialChanges, type RowLookup } from '../shared/credential-changes';
 import { isHmacAlgorithm, JWT_ALGORITHMS, type JwtAlgorithm } from './entities';
 import { decodeBase64Loose } from './token';
 
@@ -97,16 +98,45 @@ export interface JwtIndex {
 
 const KNOWN_ALGORITHMS = new Set<string>(JWT_ALGORITHMS);
 
+export const JWT_INDEX_SECTIONS = ['consumers', 'credentials/jwt_secrets'] as const;
+
+/** The index entry of one jwt_secrets row, or null when the row has no key. */
+function credentialOf(row: ConfigRow, consumer: Consumer): JwtCredential | null {
+  if (typeof row.key !== 'string') return null;
+  const algorithm = typeof row.algorithm === 'string' && KNOWN_ALGORITHMS.has(row.algorithm) ? (row.algorithm as JwtAlgorithm) : 'HS256';
+  const result: AuthResult & { ok: true } = { ok: true, consumer, credential: { id: row.id, identifier: row.key, consumerId: consumer.id } };
+  return new JwtCredential(algorithm, typeof row.secret === 'string' ? row.secret : null, typeof row.rsa_public_key === 'string' ? row.rsa_public_key : null, result);
+}
+
 /** key → credential and consumer; credentials whose consumer is gone are left out. */
 export function buildJwtIndex(config: SnapshotConfig): JwtIndex {
   const consumers = new Map(config.consumers.map((c) => [c.id, c]));
   const byKey = new Map<string, JwtCredential>();
   for (const row of config.credentials.jwt_secrets ?? []) {
     const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
-    if (!consumer || typeof row.key !== 'string') continue;
-    const algorithm = typeof row.algorithm === 'string' && KNOWN_ALGORITHMS.has(row.algorithm) ? (row.algorithm as JwtAlgorithm) : 'HS256';
-    const result: AuthResult & { ok: true } = { ok: true, consumer, credential: { id: row.id, identifier: row.key, consumerId: consumer.id } };
-    byKey.set(row.key, new JwtCredential(algorithm, typeof row.secret === 'string' ? row.secret : null, typeof row.rsa_public_key === 'string' ? row.rsa_public_key : null, result));
+    const credential = consumer ? credentialOf(row, consumer) : null;
+    if (credential) byKey.set(credential.result.credential.identifier, credential);
   }
   return { byKey };
+}
+
+/**
+ * Follows a delta: a changed credential gets a new entry (its keys are parsed again) under its possibly new key, a
+ * deleted credential or consumer takes its entries along.
+ */
+export function updateJwtIndex(index: JwtIndex, changes: readonly AppliedChange[], rows: RowLookup): boolean {
+  const { byKey } = index;
+  return followCredentialChanges(changes, rows, {
+    section: 'credentials/jwt_secrets',
+    remove(before) {
+      if (typeof before.key === 'string' && byKey.get(before.key)?.result.credential.id === before.id) byKey.delete(before.key);
+    },
+    add(after, consumer) {
+      const credential = credentialOf(after, consumer);
+      if (credential) byKey.set(credential.result.credential.identifier, credential);
+    },
+    removeConsumer(consumerId) {
+      for (const [key, credential] of byKey) if (credential.result.credential.consumerId === consumerId) byKey.delete(key);
+    },
+  });
 }

@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { buildJwtIndex, type JwtIndex } from './credential-index';
+import { JWT_INDEX_SECTIONS, buildJwtIndex, updateJwtIndex, type JwtIndex } from './credential-index';
 import { jwtSecrets } from './entities';
 import { jwtAuthenticate } from './handler';
 import { checkJwtConfig, jwtConfigSchema, type JwtConfig } from './schema';
@@ -14,6 +14,7 @@ export const jwt = definePlugin<JwtConfig, JwtIndex>({
   entities: [jwtSecrets],
   checkConfig: checkJwtConfig,
   compile: buildJwtIndex,
-  indexSections: ['consumers', 'credentials/jwt_secrets'],
+  indexSections: JWT_INDEX_SECTIONS,
+  updateIndex: updateJwtIndex,
   authenticate: jwtAuthenticate,
 });

@@ -1,7 +1,7 @@
 import { definePlugin, type PluginContext } from '../contract';
 import { oauth2Authenticate } from './access';
 import { serveAuthorize } from './authorize-endpoint';
-import { buildOAuth2Index, type OAuth2Index } from './credential-index';
+import { OAUTH2_INDEX_SECTIONS, buildOAuth2Index, updateOAuth2Index, type OAuth2Index } from './credential-index';
 import { oauth2Credentials } from './entities';
 import { endpointResponse } from './grants';
 import { tokenStoreOf } from './runtime-store';
@@ -37,7 +37,8 @@ export const oauth2 = definePlugin<OAuth2Config, OAuth2Index>({
   entities: [oauth2Credentials],
   checkConfig: checkOAuth2Config,
   compile: buildOAuth2Index,
-  indexSections: ['consumers', 'credentials/oauth2_credentials'],
+  indexSections: OAUTH2_INDEX_SECTIONS,
+  updateIndex: updateOAuth2Index,
   authenticate: oauth2Authenticate,
   endpoint: {
     matches: (ctx) => oauth2EndpointOf(ctx.req.path) !== null,

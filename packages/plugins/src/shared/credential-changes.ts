@@ -1,0 +1,43 @@
+import type { AppliedChange, ConfigRow, Consumer } from '@gatehouse/core';
+
+/** The configuration's rows after a delta, by section key and id (what `updateIndex` is given). */
+export type RowLookup = (section: string, id: string) => ConfigRow | undefined;
+
+/**
+ * What a credential index does with the credential rows a delta changed. `remove` gets the row as it was and takes
+ * its entry out only while the entry still belongs to that credential (another credential may hold the name now);
+ * `add` gets the row as it is now with its consumer; `removeConsumer` drops every entry of a consumer that is gone.
+ */
+export interface CredentialIndexUpdates {
+  /** the credential entity's delta key, e.g. `credentials/basicauth_credentials` */
+  section: string;
+  remove(before: ConfigRow): void;
+  add(after: ConfigRow, consumer: Consumer): void;
+  removeConsumer(consumerId: string): void;
+}
+
+/** The consumer a credential row belongs to, as the configuration holds it after the delta; undefined when gone. */
+export function consumerOf(row: ConfigRow, rows: RowLookup): Consumer | undefined {
+  const consumerId = (row.consumer as { id?: unknown } | null | undefined)?.id;
+  return typeof consumerId === 'string' ? (rows('consumers', consumerId) as unknown as Consumer | undefined) : undefined;
+}
+
+/**
+ * Walks a delta's changes for one credential index: a credential created, changed or deleted moves its own entry; a
+ * consumer deleted takes its credentials' entries with it (the delta normally deletes them too, by the foreign key's
+ * cascade). Consumers created or changed need nothing: entries hold the consumer objects, which change in place.
+ */
+export function followCredentialChanges(changes: readonly AppliedChange[], rows: RowLookup, updates: CredentialIndexUpdates): boolean {
+  for (const change of changes) {
+    if (change.key === 'consumers') {
+      if (!change.after) updates.removeConsumer(change.id);
+      continue;
+    }
+    if (change.key !== updates.section) continue;
+    if (change.before) updates.remove(change.before);
+    if (!change.after) continue;
+    const consumer = consumerOf(change.after, rows);
+    if (consumer) updates.add(change.after, consumer);
+  }
+  return true;
+}
