@@ -1,7 +1,7 @@
 /** Bytes of a chunk: lines are encoded into chunks of this size, handed to the destination whole. */
 const CHUNK_BYTES = 64 * 1024;
-/** chunks kept for reuse once written */
-const SPARE_CHUNKS = 4;
+/** chunks kept for reuse once written: enough for a whole batch of the access log (512 KiB), so none is allocated per batch */
+const SPARE_CHUNKS = 8;
 
 /**
  * Lines waiting to be written, encoded (UTF-8, newline-terminated) straight into reusable byte chunks: one copy per
