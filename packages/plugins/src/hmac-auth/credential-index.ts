@@ -1,6 +1,6 @@
 import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
-import { followCredentialChanges, type RowLookup } from '../shared/credential-changes';
+import { followKeyedCredentials, type RowLookup } from '../shared/credential-changes';
 
 export interface HmacCredential {
   secret: Buffer;
@@ -37,18 +37,5 @@ export function buildHmacAuthIndex(config: SnapshotConfig): HmacAuthIndex {
 
 /** Follows a delta: a changed credential's username moves, a deleted credential or consumer takes its entries along. */
 export function updateHmacAuthIndex(index: HmacAuthIndex, changes: readonly AppliedChange[], rows: RowLookup): boolean {
-  const { byUsername } = index;
-  return followCredentialChanges(changes, rows, {
-    section: 'credentials/hmacauth_credentials',
-    remove(before) {
-      if (typeof before.username === 'string' && byUsername.get(before.username)?.result.credential.id === before.id) byUsername.delete(before.username);
-    },
-    add(after, consumer) {
-      const entry = entryOf(after, consumer);
-      if (entry) byUsername.set(entry.result.credential.identifier, entry);
-    },
-    removeConsumer(consumerId) {
-      for (const [username, entry] of byUsername) if (entry.result.credential.consumerId === consumerId) byUsername.delete(username);
-    },
-  });
+  return followKeyedCredentials(changes, rows, 'credentials/hmacauth_credentials', 'username', index.byUsername, entryOf);
 }

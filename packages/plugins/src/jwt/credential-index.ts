@@ -2,7 +2,7 @@ import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import { importJWK, type CryptoKey } from 'jose';
 import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
-import { followCredentialChanges, type RowLookup } from '../shared/credential-changes';
+import { followKeyedCredentials, type RowLookup } from '../shared/credential-changes';
 import { isHmacAlgorithm, JWT_ALGORITHMS, type JwtAlgorithm } from './entities';
 import { decodeBase64Loose } from './token';
 
@@ -125,18 +125,5 @@ export function buildJwtIndex(config: SnapshotConfig): JwtIndex {
  * deleted credential or consumer takes its entries along.
  */
 export function updateJwtIndex(index: JwtIndex, changes: readonly AppliedChange[], rows: RowLookup): boolean {
-  const { byKey } = index;
-  return followCredentialChanges(changes, rows, {
-    section: 'credentials/jwt_secrets',
-    remove(before) {
-      if (typeof before.key === 'string' && byKey.get(before.key)?.result.credential.id === before.id) byKey.delete(before.key);
-    },
-    add(after, consumer) {
-      const credential = credentialOf(after, consumer);
-      if (credential) byKey.set(credential.result.credential.identifier, credential);
-    },
-    removeConsumer(consumerId) {
-      for (const [key, credential] of byKey) if (credential.result.credential.consumerId === consumerId) byKey.delete(key);
-    },
-  });
+  return followKeyedCredentials(changes, rows, 'credentials/jwt_secrets', 'key', index.byKey, credentialOf);
 }

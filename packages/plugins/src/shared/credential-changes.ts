@@ -1,4 +1,5 @@
 import type { AppliedChange, ConfigRow, Consumer } from '@gatehouse/core';
+import type { AuthResult } from '../contract';
 
 /** The configuration's rows after a delta, by section key and id (what `updateIndex` is given). */
 export type RowLookup = (section: string, id: string) => ConfigRow | undefined;
@@ -40,4 +41,37 @@ export function followCredentialChanges(changes: readonly AppliedChange[], rows:
     if (consumer) updates.add(change.after, consumer);
   }
   return true;
+}
+
+/** An index entry that knows the credential it authenticates as. */
+export interface CredentialEntry {
+  readonly result: AuthResult & { ok: true };
+}
+
+/**
+ * Follows a delta for an index of one entry per credential, keyed by the row's `field` (a username, a key): an entry
+ * leaves under its old name only while it is still that credential's, and comes back under its new one.
+ */
+export function followKeyedCredentials<E extends CredentialEntry>(
+  changes: readonly AppliedChange[],
+  rows: RowLookup,
+  section: string,
+  field: string,
+  byName: Map<string, E>,
+  entryOf: (row: ConfigRow, consumer: Consumer) => E | null,
+): boolean {
+  return followCredentialChanges(changes, rows, {
+    section,
+    remove(before) {
+      const name = before[field];
+      if (typeof name === 'string' && byName.get(name)?.result.credential.id === before.id) byName.delete(name);
+    },
+    add(after, consumer) {
+      const entry = entryOf(after, consumer);
+      if (entry) byName.set(entry.result.credential.identifier, entry);
+    },
+    removeConsumer(consumerId) {
+      for (const [name, entry] of byName) if (entry.result.credential.consumerId === consumerId) byName.delete(name);
+    },
+  });
 }
