@@ -9,24 +9,12 @@ import { buildSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/cor
 import { applyDelta, compile, ConfigHolder, type CompiledConfig } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { DataPlaneSync, MemoryBus, RedisBus, type ConfigBus } from '@gatehouse/sync';
-import { createTestDatabase, deleteRedisPrefix, SHARED_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from '@gatehouse/testkit';
+import { createTestDatabase, deleteRedisPrefix, seededRandom, SHARED_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from '@gatehouse/testkit';
 import { createAdminApp, openDatabase, readSnapshotConfig, SnapshotPublisher, type AdminApp, type Database } from '../src';
 import { bumpVersion } from '../src/store/config-store';
 
 const SECRET = 'incremental-test-secret-0123456789abcdef';
 const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
-
-/** A deterministic pseudo-random sequence (mulberry32), so a failing sequence can be replayed from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Maps as sorted entries, sets as sorted lists, functions left out: a compiled config as comparable data. */
 function plain(value: unknown, seen = new Set<unknown>()): unknown {
@@ -348,7 +336,7 @@ describe.each<Bus>(['PGlite and the memory bus (embedded)', 'Postgres and the Re
   it('random admin write sequences: the data plane after deltas equals the config compiled from the full snapshot', async () => {
     const [dp] = followers;
     for (const seed of [1, 2, 3]) {
-      const next = random(seed * 7919);
+      const next = seededRandom(seed * 7919);
       const ids: Record<string, string[]> = { services: [], routes: [], consumers: [], keys: [], credentials: [], plugins: [], upstreams: [] };
       // every credential plugin configured from the start, so each index follows every credential write
       for (const plugin of CREDENTIAL_PLUGINS) await request(app).post('/plugins').send(plugin);

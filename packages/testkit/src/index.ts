@@ -14,3 +14,4 @@ export * from './target-server';
 export * from './dns-server';
 export * from './log-collector';
 export * from './prometheus-text';
+export * from './seeded-random';

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigState, emptyConfig, type AppliedChange, type ConfigRow, type SectionChanges, type SnapshotConfig } from '@gatehouse/core';
 import type { RowLookup } from './credential-changes';
+import { seededRandom } from '@gatehouse/testkit';
 
 /** One credential entity as the random deltas write it. */
 export interface CredentialKind {
@@ -10,18 +11,6 @@ export interface CredentialKind {
   nameField: string | null;
   /** the other fields of a created or changed row */
   fields(random: () => number, n: number): Record<string, unknown>;
-}
-
-/** A deterministic pseudo-random sequence (mulberry32), so a failing sequence can be replayed from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const NAME_POOL = 12;
