@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { EMPTY_CONFIG_HASH, type SignedDelta, type SignedSnapshot, type Snapshot, type SnapshotAnnouncement, type SnapshotDelta } from '@gatehouse/core';
 import type { BusSubscription, ConfigBus, DataPlaneReport } from './bus';
 import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
 import type { SyncLogger } from './logger';
-import { hasValidSignature, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshot } from './signing';
+import { hasValidSignature, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshotInSlices } from './signing';
+import { readTextInSlices, writeTextInSlices } from './text-in-slices';
 import { succession, type ConfigPosition } from './snapshot-order';
 
 export type SnapshotSource = 'cache' | 'bus';
@@ -428,7 +429,9 @@ export class DataPlaneSync {
 
     let snapshot: Snapshot;
     try {
-      snapshot = verifySnapshot(signed, this.options.secret);
+      snapshot = await verifySnapshotInSlices(signed, this.options.secret);
+      // deltas may have moved the serving config on while the payload was decoded
+      if (!rebuild && this.overtaken(signed)) return 'stale';
       await this.options.apply(snapshot);
     } catch (error) {
       this.state.last_error = `snapshot version ${signed.version} rejected: ${(error as Error).message}`;
@@ -471,7 +474,7 @@ export class DataPlaneSync {
     if (!file) return;
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readTextInSlices(file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         this.options.logger.warn('cannot read the snapshot cache', { file, error: (error as Error).message });
@@ -488,7 +491,7 @@ export class DataPlaneSync {
     if (!this.options.applyDelta || this.cachedSnapshotVersion === null) return;
     let lines: string[];
     try {
-      lines = (await readFile(`${file}.deltas`, 'utf8')).split('\n');
+      lines = (await readTextInSlices(`${file}.deltas`)).split('\n');
     } catch {
       return;
     }
@@ -558,7 +561,7 @@ export class DataPlaneSync {
     if (!hasValidSignature(stored, this.options.secret)) return;
     let lines: string[];
     try {
-      lines = (await readFile(`${file}.deltas`, 'utf8')).split('\n');
+      lines = (await readTextInSlices(`${file}.deltas`)).split('\n');
     } catch {
       lines = [];
     }
@@ -598,7 +601,7 @@ export class DataPlaneSync {
       await mkdir(dirname(file), { recursive: true, mode: 0o700 });
       const handle = await open(temp, 'w', 0o600);
       try {
-        await handle.writeFile(text);
+        await writeTextInSlices(handle, text);
         await handle.sync();
       } finally {
         await handle.close();
@@ -631,6 +634,12 @@ export class DataPlaneSync {
     }, ms);
     timer.unref();
     this.timers.push(timer);
+  }
+
+  /** whether the serving config is now this snapshot's or a later one */
+  private overtaken(signed: SignedSnapshot): boolean {
+    const order = succession(signed, this.servingPosition());
+    return order === 'same' || order === 'older-version' || order === 'older-epoch';
   }
 
   private isNewer(announcement: SnapshotAnnouncement): boolean {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
 import { makeSnapshot } from '../test/support/snapshots';
-import { parseSignedSnapshot, signSnapshot, SnapshotVerificationError, verifySnapshot } from './signing';
+import { parseSignedSnapshot, signSnapshot, SnapshotVerificationError, verifySnapshot, verifySnapshotInSlices } from './signing';
 
 const SECRET = 'cluster-secret-for-tests-0123456789abcdef';
 const sign = (payload: string, secret = SECRET) => createHmac('sha256', secret).update(payload).digest('hex');
@@ -15,6 +15,20 @@ describe('snapshot signing', () => {
     expect(signed.hash).toBe(snapshot.hash);
     expect(signed.signature).toMatch(/^[0-9a-f]{64}$/);
     expect(verifySnapshot(signed, SECRET)).toEqual(snapshot);
+  });
+
+  it('verifying a slice at a time gives the same snapshot and refuses what verifySnapshot refuses', async () => {
+    const snapshot = makeSnapshot(9);
+    // a payload of several slices
+    snapshot.config.consumers = Array.from({ length: 12000 }, (_, i) => ({ id: `c-${i}-${'x'.repeat(40)}`, username: `user-${i}é`, custom_id: null, tags: null, created_at: i, updated_at: i }));
+    const signed = signSnapshot(snapshot, SECRET);
+    expect(signed.payload.length).toBeGreaterThan(64 * 1024);
+    await expect(verifySnapshotInSlices(signed, SECRET)).resolves.toEqual(verifySnapshot(signed, SECRET));
+    await expect(verifySnapshotInSlices({ ...signed, signature: sign(signed.payload, 'another-secret') }, SECRET)).rejects.toThrow(/signature does not match/);
+    const notGzip = Buffer.from('{"format":1}').toString('base64');
+    await expect(verifySnapshotInSlices({ ...signed, payload: notGzip, signature: sign(notGzip) }, SECRET)).rejects.toThrow(/payload cannot be decoded/);
+    const other = signSnapshot(makeSnapshot(10), SECRET);
+    await expect(verifySnapshotInSlices({ ...other, version: 9 }, SECRET)).rejects.toThrow(/envelope says version 9/);
   });
 
   it('payload is base64 of gzip of the JSON', () => {

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { SignedDelta, SignedSnapshot, Snapshot, SnapshotDelta } from '@gatehouse/core';
+import { gunzipBase64, hmacInSlices, SLICE_CHARS } from './text-in-slices';
 
 /** Why a snapshot was refused: the data plane logs this and keeps serving its last good config. */
 export class SnapshotVerificationError extends Error {
@@ -18,7 +19,8 @@ function requireSecret(secret: string): void {
 }
 
 function hmac(payload: string, secret: string): Buffer {
-  return createHmac('sha256', secret).update(payload, 'utf8').digest();
+  // a large payload is hashed in slices: hashing it whole would convert it into one native buffer of its size
+  return payload.length > SLICE_CHARS ? hmacInSlices(payload, secret) : createHmac('sha256', secret).update(payload, 'utf8').digest();
 }
 
 /** payload = base64(gzip(JSON(snapshot))), signature = hex HMAC-SHA256 of the payload under the cluster secret. */
@@ -31,11 +33,8 @@ export function signSnapshot(snapshot: Snapshot, secret: string): SignedSnapshot
   return signed;
 }
 
-/**
- * Checks the signature (constant-time) before looking inside, then decodes the payload and checks that the
- * envelope's version and hash are the payload's. Throws SnapshotVerificationError on any mismatch.
- */
-export function verifySnapshot(signed: SignedSnapshot, secret: string): Snapshot {
+/** Checks the envelope's signature (constant-time) before anything looks inside; throws SnapshotVerificationError. */
+function checkSnapshotSignature(signed: SignedSnapshot, secret: string): void {
   requireSecret(secret);
   if (!signed || typeof signed !== 'object') throw new SnapshotVerificationError('snapshot rejected: not a signed snapshot object');
   if (typeof signed.payload !== 'string' || signed.payload.length === 0) throw new SnapshotVerificationError('snapshot rejected: payload missing');
@@ -46,10 +45,13 @@ export function verifySnapshot(signed: SignedSnapshot, secret: string): Snapshot
   if (!timingSafeEqual(expected, Buffer.from(signed.signature, 'hex'))) {
     throw new SnapshotVerificationError('snapshot rejected: signature does not match (forged, tampered, or signed with another cluster secret)');
   }
+}
 
+/** Parses a decoded payload and checks that the envelope's version, hash and epoch are the payload's. */
+function checkSnapshotPayload(json: string, signed: SignedSnapshot): Snapshot {
   let snapshot: Snapshot;
   try {
-    snapshot = JSON.parse(gunzipSync(Buffer.from(signed.payload, 'base64')).toString('utf8')) as Snapshot;
+    snapshot = JSON.parse(json) as Snapshot;
   } catch (error) {
     throw new SnapshotVerificationError(`snapshot rejected: payload cannot be decoded (${(error as Error).message})`);
   }
@@ -68,6 +70,36 @@ export function verifySnapshot(signed: SignedSnapshot, secret: string): Snapshot
     throw new SnapshotVerificationError(`snapshot rejected: envelope says epoch ${signed.epoch ?? 'none'}, payload has epoch ${snapshot.epoch ?? 'none'}`);
   }
   return snapshot;
+}
+
+/**
+ * Checks the signature (constant-time) before looking inside, then decodes the payload and checks that the
+ * envelope's version and hash are the payload's. Throws SnapshotVerificationError on any mismatch.
+ */
+export function verifySnapshot(signed: SignedSnapshot, secret: string): Snapshot {
+  checkSnapshotSignature(signed, secret);
+  let json: string;
+  try {
+    json = gunzipSync(Buffer.from(signed.payload, 'base64')).toString('utf8');
+  } catch (error) {
+    throw new SnapshotVerificationError(`snapshot rejected: payload cannot be decoded (${(error as Error).message})`);
+  }
+  return checkSnapshotPayload(json, signed);
+}
+
+/**
+ * `verifySnapshot` for large snapshots: the payload is decoded and decompressed a slice at a time, in the thread pool,
+ * so loading it leaves no large native buffer behind (see text-in-slices).
+ */
+export async function verifySnapshotInSlices(signed: SignedSnapshot, secret: string): Promise<Snapshot> {
+  checkSnapshotSignature(signed, secret);
+  let json: string;
+  try {
+    json = await gunzipBase64(signed.payload);
+  } catch (error) {
+    throw new SnapshotVerificationError(`snapshot rejected: payload cannot be decoded (${(error as Error).message})`);
+  }
+  return checkSnapshotPayload(json, signed);
 }
 
 /** Parses the JSON form of a signed snapshot (as stored in Redis and the disk cache), checking its shape only. */

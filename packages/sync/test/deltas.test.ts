@@ -164,6 +164,36 @@ describe.each(topologies)('deltas over %s', (_name, make) => {
     expect(follower.currentHash()).toBe(producer.state.hash());
   });
 
+  it('a stored snapshot that deltas overtake while it is decoded is not loaded over them', async () => {
+    const follower = new Follower();
+    const loaded: number[] = [];
+    const { apply, applyDelta } = follower;
+    follower.apply = (snapshot) => {
+      apply(snapshot);
+      loaded.push(snapshot.version);
+    };
+    follower.applyDelta = (delta) => {
+      applyDelta(delta);
+      loaded.push(delta.version);
+    };
+    const { sync, bus } = await start(follower);
+    const second = producer.addConsumer('a');
+    const stored = signSnapshot(producer.state.toSnapshot(), SECRET);
+    const third = producer.addConsumer('b');
+    // the fetch brings the snapshot of version 2; deltas 2 and 3 arrive while its payload is decoded
+    bus.fetchLatest = async () => {
+      setImmediate(() => {
+        bus.announce({ version: 2, hash: second.delta.hash, delta: second.signed });
+        bus.announce({ version: 3, hash: third.delta.hash, delta: third.signed });
+      });
+      return stored;
+    };
+    await sync.syncNow();
+    expect(loaded).toEqual([1, 2, 3]);
+    expect(follower.currentVersion()).toBe(3);
+    expect(follower.usernames()).toEqual(['a', 'b']);
+  });
+
   it('a forged delta is refused and the data plane keeps serving, then follows genuine ones', async () => {
     const follower = new Follower();
     const { bus, sync, logger } = await start(follower);
