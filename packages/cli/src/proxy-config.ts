@@ -4,6 +4,7 @@ import {
   AccessLog,
   compile,
   HealthReporter,
+  LoadReclaimer,
   parseGatewayHeaders,
   readPemPair,
   selfSignedDefault,
@@ -19,6 +20,9 @@ import type { Logger } from './logger';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
+/** one per process: whatever loads a full configuration in it (the data plane, its primary, a proxy worker) */
+export const loadReclaimer = new LoadReclaimer();
+
 /**
  * Compiles a verified snapshot for serving and logs what of it could not be loaded (TLS material, vault references);
  * `onRefused` is told when it does not compile at all (the error is rethrown: the serving config stays).
@@ -33,6 +37,8 @@ export function compileForServing(snapshot: Snapshot, log: Logger, onRefused: ()
   }
   for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
   for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
+  // what loading left behind is given back once loads pause (see LoadReclaimer)
+  loadReclaimer.loaded();
   return compiled;
 }
 

@@ -25,3 +25,4 @@ export { AccessLog, accessLogLine } from './observe/access-log';
 export { parseGatewayHeaders, defaultGatewayHeaders, DEFAULT_HEADERS_SETTING, type GatewayHeaders } from './observe/gateway-headers';
 export { newRequestId } from './observe/request-id';
 export * from './workers';
+export { LoadReclaimer, RECLAIM_DELAY_MS } from './memory/reclaim-after-load';
