@@ -1,6 +1,7 @@
-import { DeltaMismatchError, type AppliedChange, type Consumer, type Plugin, type Route, type Service, type SnapshotDelta } from '@gatehouse/core';
+import { DeltaMismatchError, type AppliedChange, type Plugin, type Route, type Service, type SnapshotDelta } from '@gatehouse/core';
 import { compileUpstreams } from '../balancer/spec';
 import { compileTls } from '../tls/compile-tls';
+import { ConsumerLookup } from './consumer-lookup';
 import { addCandidate, buildIndex, buildRouter, compile, compileRoute, orderedGroups, preparePlugin, servesHttp, SnapshotCompileError } from './compile';
 import type { CompiledConfig, CompiledRoute, CompileWarning, IncrementalParts } from './types';
 
@@ -76,7 +77,6 @@ function follow(
   touched: Set<string>,
 ): CompiledConfig {
   const state = inc.state;
-  const consumers = current.consumers as { byId: ReadonlyMap<string, Consumer>; byUsername: Map<string, Consumer> };
   let allRoutes = false;
   const affectedRoutes = new Set<string>();
   const affectedServices = new Set<string>();
@@ -84,8 +84,9 @@ function follow(
   const changedGroups = new Set<string>();
 
   for (const change of changes) {
-    if (change.key === 'consumers') followConsumer(consumers, change);
-    else if (change.key === 'plugins') {
+    if (change.key === 'consumers') {
+      if (current.consumers instanceof ConsumerLookup) current.consumers.follow(change);
+    } else if (change.key === 'plugins') {
       changedPluginIds.add(change.id);
       for (const row of [change.before, change.after]) {
         if (!row) continue;
@@ -179,14 +180,6 @@ function follow(
     upstreams,
     tls,
   };
-}
-
-/** byId is the rows' own map (already current); byUsername follows renames, arrivals and departures. */
-function followConsumer(consumers: { byUsername: Map<string, Consumer> }, change: AppliedChange): void {
-  const before = change.before as unknown as Consumer | undefined;
-  const after = change.after as unknown as Consumer | undefined;
-  if (before?.username != null && consumers.byUsername.get(before.username)?.id === change.id) consumers.byUsername.delete(before.username);
-  if (after?.username != null) consumers.byUsername.set(after.username, after);
 }
 
 /** A delta touching vaults or TLS material: the rows follow it, and the whole configuration is compiled from them. */

@@ -10,6 +10,7 @@ import {
   type Snapshot,
 } from '@gatehouse/core';
 import { findPlugin, type PluginDefinition } from '@gatehouse/plugins';
+import { ConsumerLookup } from './consumer-lookup';
 import { Router } from './router';
 import { compileUpstreams, type UpstreamSpec } from '../balancer/spec';
 import { resolveScope, scopeRank, type ScopedInstance } from './scope';
@@ -31,13 +32,6 @@ export interface CompileOptions {
 }
 
 const NO_STEPS: readonly ChainStep[] = Object.freeze([]);
-
-/** byId is the configuration's own map of consumer rows (one map, kept current by deltas) */
-function consumerDirectory(byId: ReadonlyMap<string, Consumer>): ConsumerDirectory {
-  const byUsername = new Map<string, Consumer>();
-  for (const consumer of byId.values()) if (consumer.username != null) byUsername.set(consumer.username, consumer);
-  return { byId, byUsername };
-}
 
 function describe(plugin: Plugin): string {
   return `plugin '${plugin.name}' (${plugin.id})`;
@@ -117,7 +111,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
   const find = options.findPlugin ?? findPlugin;
   const { config } = snapshot;
   const state = ConfigState.fromSnapshot(snapshot);
-  const consumers = consumerDirectory(state.section('consumers') as unknown as ReadonlyMap<string, Consumer>);
+  const consumers = new ConsumerLookup(state.section('consumers') as unknown as ReadonlyMap<string, Consumer>);
 
   // every configuration is validated, enabled or not, so a broken one never sits waiting to be enabled
   const groups = new Map<string, PluginGroup>();

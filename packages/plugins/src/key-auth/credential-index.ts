@@ -1,11 +1,30 @@
 import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
-import type { AuthResult } from '../contract';
+import type { AuthResult, CredentialRef } from '../contract';
 
-export interface KeyAuthEntry {
-  /** the success outcome, built once per snapshot so a request allocates nothing for it */
-  result: AuthResult & { ok: true };
-  /** epoch milliseconds after which the key no longer authenticates; 0 = never */
-  expiresAt: number;
+/**
+ * One key: the outcome a request with it gets, which is also its credential reference, in one object (a configuration
+ * of 100,000 keys holds 100,000 of them). Built once per credential, so a request allocates nothing for it.
+ */
+export class KeyAuthEntry implements CredentialRef {
+  readonly ok = true as const;
+  readonly credential: CredentialRef;
+  readonly identifier: string;
+
+  constructor(
+    readonly id: string,
+    readonly consumer: Consumer,
+    readonly consumerId: string,
+    /** epoch milliseconds after which the key no longer authenticates; 0 = never */
+    readonly expiresAt: number,
+  ) {
+    this.identifier = id;
+    this.credential = this;
+  }
+
+  /** the success outcome (the entry itself) */
+  get result(): AuthResult & { ok: true } {
+    return this;
+  }
 }
 
 export interface KeyAuthIndex {
@@ -27,7 +46,7 @@ export function consumersById(config: SnapshotConfig): Map<string, Consumer> {
 }
 
 function entryOf(row: Record<string, unknown> & { id: string }, consumer: Consumer): KeyAuthEntry {
-  return { result: { ok: true, consumer, credential: { id: row.id, identifier: row.id, consumerId: consumer.id } }, expiresAt: expiryOf(row) };
+  return new KeyAuthEntry(row.id, consumer, consumer.id, expiryOf(row));
 }
 
 /** key → credential and consumer; credentials whose consumer is gone are left out. */
@@ -54,12 +73,12 @@ export function updateKeyAuthIndex(index: KeyAuthIndex, changes: readonly Applie
     if (change.key === 'consumers') {
       if (change.after) continue;
       // a consumer gone: its credentials went with it, unless the delta is not from a database with cascades
-      for (const [key, entry] of index.byKey) if (entry.result.credential.consumerId === change.id) index.byKey.delete(key);
+      for (const [key, entry] of index.byKey) if (entry.consumerId === change.id) index.byKey.delete(key);
       continue;
     }
     if (change.key !== 'credentials/keyauth_credentials') continue;
     const before = change.before;
-    if (before && typeof before.key === 'string' && index.byKey.get(before.key)?.result.credential.id === change.id) index.byKey.delete(before.key);
+    if (before && typeof before.key === 'string' && index.byKey.get(before.key)?.id === change.id) index.byKey.delete(before.key);
     const after = change.after;
     if (!after || typeof after.key !== 'string') continue;
     const consumerId = (after.consumer as { id?: string } | null)?.id;

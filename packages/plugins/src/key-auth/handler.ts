@@ -90,7 +90,7 @@ function lookUp(ctx: PluginContext<KeyAuthIndex>, prepared: PreparedConfig, valu
   const entry = ctx.index.byKey.get(value);
   if (entry === undefined) return prepared.invalid;
   if (entry.expiresAt !== 0 && Date.now() >= entry.expiresAt) return prepared.invalid;
-  return entry.result;
+  return entry;
 }
 
 /**
