@@ -23,6 +23,22 @@ describe('LoadReclaimer', () => {
     expect(calls).toBe(2);
   });
 
+  it('counts rows changed by deltas as a full load once they add up to one, and waits for the deltas to pause', async () => {
+    let calls = 0;
+    const reclaimer = new LoadReclaimer(30, () => () => void calls++, 100);
+    for (let i = 0; i < 9; i++) reclaimer.deltaApplied(10);
+    expect(reclaimer.pending).toBe(false);
+    reclaimer.deltaApplied(10);
+    expect(reclaimer.pending).toBe(true);
+    // further deltas while one is pending push it back, one collection for the burst
+    reclaimer.deltaApplied(1);
+    await until(() => !reclaimer.pending);
+    expect(calls).toBe(1);
+    // the count starts again after it
+    reclaimer.deltaApplied(99);
+    expect(reclaimer.pending).toBe(false);
+  });
+
   it('runs nothing once cancelled, nor where no collector is available', async () => {
     let calls = 0;
     const cancelled = new LoadReclaimer(10, () => () => void calls++);

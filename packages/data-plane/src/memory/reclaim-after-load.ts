@@ -10,6 +10,11 @@ import { runInNewContext } from 'node:vm';
 
 /** after the last full load, this long (ms) before the collection: loads in quick succession cost one */
 export const RECLAIM_DELAY_MS = 1000;
+/**
+ * rows changed by deltas that count as a full load: a bulk import through the admin API arrives as thousands of small
+ * deltas, whose garbage is the same as a full load's
+ */
+export const RECLAIM_AFTER_DELTA_ROWS = 10_000;
 
 let collector: (() => void) | null | undefined;
 
@@ -34,20 +39,30 @@ function fullCollection(): (() => void) | null {
  */
 export class LoadReclaimer {
   private timer: NodeJS.Timeout | null = null;
+  /** rows changed by deltas since the last collection was scheduled */
+  private deltaRows = 0;
   /** how many collections ran */
   ran = 0;
 
   constructor(
     private readonly delayMs = RECLAIM_DELAY_MS,
     private readonly collect: () => (() => void) | null = fullCollection,
+    private readonly afterDeltaRows = RECLAIM_AFTER_DELTA_ROWS,
   ) {}
 
   get pending(): boolean {
     return this.timer !== null;
   }
 
+  /** a delta changing `rows` rows was applied: past a full load's worth of them, collect once deltas pause */
+  deltaApplied(rows: number): void {
+    this.deltaRows += rows;
+    if (this.deltaRows >= this.afterDeltaRows || this.timer !== null) this.loaded();
+  }
+
   /** a full configuration was loaded: collect once loading pauses */
   loaded(): void {
+    this.deltaRows = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
