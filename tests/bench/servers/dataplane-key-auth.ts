@@ -1,5 +1,6 @@
 // Target (d): a Gatehouse data plane serving one route with key-auth, built from a snapshot like any other.
-// FORWARDER=undici (default) or http-proxy selects the forwarding engine.
+// FORWARDER=undici (default) or http-proxy selects the forwarding engine; EXTRA_CONSUMERS=<n> adds n more consumers
+// with a key each (a configuration at scale, served by the same process).
 import { compile, ConfigHolder, createDataPlaneServer } from '@gatehouse/data-plane';
 import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
 
@@ -8,7 +9,14 @@ const route = makeRoute({ paths: ['/'], service: { id: service.id } });
 const consumer = makeConsumer({ username: 'bench' });
 const plugin = makePlugin({ name: 'key-auth', service: { id: service.id }, config: {} });
 const credential = makeCredential(consumer, { key: process.env.API_KEY ?? 'bench-key' });
-const snapshot = makeSnapshot({ services: [service], routes: [route], consumers: [consumer], plugins: [plugin], credentials: { keyauth_credentials: [credential] } });
+const consumers = [consumer];
+const keys = [credential];
+for (let i = 0; i < Number(process.env.EXTRA_CONSUMERS ?? 0); i++) {
+  const extra = makeConsumer({ username: `extra-${i}` });
+  consumers.push(extra);
+  keys.push(makeCredential(extra, { key: `extra-key-${i}-${'k'.repeat(12)}` }));
+}
+const snapshot = makeSnapshot({ services: [service], routes: [route], consumers, plugins: [plugin], credentials: { keyauth_credentials: keys } });
 
 const holder = new ConfigHolder();
 holder.swap(compile(snapshot));
