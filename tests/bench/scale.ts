@@ -9,6 +9,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Pool, type Dispatcher } from 'undici';
+import { here, startScript, type Started } from './harness';
 import { interleaved, micros, type InterleavedResult } from './interleaved';
 import { startTopology, type Topology } from '../e2e/support/topology';
 
@@ -105,6 +106,23 @@ async function keyAuthLoad(topology: Topology, name: string, key: string, opts: 
   return result!;
 }
 
+/**
+ * The same comparison without the cluster: two data plane processes compiled from a snapshot, one with 100 consumers
+ * and one with `n`, loaded in alternating rounds, so a change of the machine's speed weighs on both alike.
+ */
+async function keyAuthSideBySide(upstreamUrl: string, small: number, n: number, opts: { seconds: number; connections: number }): Promise<InterleavedResult[]> {
+  const servers: Started[] = [];
+  try {
+    for (const extra of [small - 1, n - 1]) {
+      servers.push(await startScript(here('servers/dataplane-key-auth.ts'), { UPSTREAM_URL: upstreamUrl, API_KEY: 'side-by-side-key', EXTRA_CONSUMERS: String(extra) }));
+    }
+    const contenders = servers.map((server, i) => ({ name: `${i === 0 ? small : n} consumers`, url: `http://127.0.0.1:${server.port}/bench`, pid: server.child.pid!, headers: { apikey: 'side-by-side-key' } }));
+    return await interleaved(contenders, { ...opts, rounds: Number(process.env.BENCH_ROUNDS ?? 4) });
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
@@ -192,6 +210,8 @@ export async function measureScale(upstreamUrl: string, opts: { seconds: number;
     const restartTsx = await restartFromCache(topology, 'tsx', keyOf(n - 3));
     const restartTwoWorkers = await restartFromCache(topology, 'dist', keyOf(n - 3), 2);
 
+    const sideBySide = await keyAuthSideBySide(upstreamUrl, small, n, opts);
+
     const doc = documentWith(n, upstreamUrl);
     const postStarted = performance.now();
     await expectStatus(send(admin, 'POST', '/config', JSON.parse(doc)), 201, 'POST /config');
@@ -217,6 +237,11 @@ export async function measureScale(upstreamUrl: string, opts: { seconds: number;
     console.log(`  key-auth throughput: ${rpsSmall.rps.toFixed(0)} req/s at ${small}, ${rpsBig.rps.toFixed(0)} req/s at ${n} (${ratio(rpsBig.rps, rpsSmall.rps)}; p99 ${rpsSmall.p99} / ${rpsBig.p99} ms)`);
     console.log(
       `    data plane CPU per request: ${micros(rpsSmall.serverCpuUs)} at ${small}, ${micros(rpsBig.serverCpuUs)} at ${n}: throughput it allows ${cpuRatio === null ? 'n/a' : `${cpuRatio.toFixed(2)}×`}   target within 5%: ${verdict((cpuRatio ?? rpsBig.rps / rpsSmall.rps) >= 0.95)}`,
+    );
+    const [sideSmall, sideBig] = sideBySide as [InterleavedResult, InterleavedResult];
+    const sideCpu = sideSmall.serverCpuUs !== null && sideBig.serverCpuUs !== null ? `${(sideSmall.serverCpuUs / sideBig.serverCpuUs).toFixed(2)}×` : 'n/a';
+    console.log(
+      `    side by side (two data plane processes compiled from a snapshot of ${small} and of ${n} consumers, alternating rounds): ${sideSmall.rps.toFixed(0)} and ${sideBig.rps.toFixed(0)} req/s (${ratio(sideBig.rps, sideSmall.rps)}), CPU per request ${micros(sideSmall.serverCpuUs)} and ${micros(sideBig.serverCpuUs)} (${sideCpu})`,
     );
     const rss = restartDist.rssMb;
     console.log(`  data plane RSS at ${n}: ${rss.toFixed(0)} MiB (the build, started from its cache, 10 s after it served; ${rssTsx.map((r) => `${r.toFixed(0)}`).join(' and ')} MiB for the two data planes run through tsx, which followed every delta)   target ≤ 250 MB: ${verdict(rss * 1.048576 <= 250)}`);

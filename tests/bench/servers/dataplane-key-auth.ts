@@ -1,6 +1,7 @@
 // Target (d): a Gatehouse data plane serving one route with key-auth, built from a snapshot like any other.
 // FORWARDER=undici (default) or http-proxy selects the forwarding engine; EXTRA_CONSUMERS=<n> adds n more consumers
 // with a key each (a configuration at scale, served by the same process).
+import { randomUUID } from 'node:crypto';
 import { compile, ConfigHolder, createDataPlaneServer } from '@gatehouse/data-plane';
 import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
 
@@ -12,7 +13,8 @@ const credential = makeCredential(consumer, { key: process.env.API_KEY ?? 'bench
 const consumers = [consumer];
 const keys = [credential];
 for (let i = 0; i < Number(process.env.EXTRA_CONSUMERS ?? 0); i++) {
-  const extra = makeConsumer({ username: `extra-${i}` });
+  // rows as the control plane sends them (schema parsing 100,000 of them would only slow the start)
+  const extra = { id: randomUUID(), username: `extra-${i}`, custom_id: null, tags: null, created_at: consumer.created_at, updated_at: consumer.updated_at };
   consumers.push(extra);
   keys.push(makeCredential(extra, { key: `extra-key-${i}-${'k'.repeat(12)}` }));
 }
