@@ -17,6 +17,7 @@ import {
   makeUpstream,
   startEchoUpstream,
   startLogCollector,
+  startTargetServer,
   prometheusSamples,
   sampleValue,
   type EchoUpstream,
@@ -367,6 +368,44 @@ describe('access log and Kong metrics', () => {
     expect((await send(gw.dp.port, '/metered/a', { headers: { apikey: 'alice-key' } })).status).toBe(200);
     const after = await scrapeUntil(gw.registry, (s) => sample(s, 'kong_http_requests_total', ok) !== before);
     expect(sample(after, 'kong_http_requests_total', ok)).toBe(before + 1);
+  });
+});
+
+describe('the end of an exchange the access log observes', () => {
+  it('a client that leaves before the upstream answers gets a line, not completed, and its upstream request is let go', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gh-observe-left-'));
+    const slow = await startTargetServer('slow', { delayMs: 10_000 });
+    const upstream = makeUpstream({ name: 'slow.test', algorithm: 'least-connections' });
+    const svc = makeService({ name: 'slow', host: 'slow.test', port: 80 });
+    const gw = await gateway(
+      makeSnapshot({ services: [svc], routes: [makeRoute({ name: 'slow-route', paths: ['/slow'], service: { id: svc.id } })], upstreams: [upstream], targets: [makeTarget(upstream, { target: slow.address })] }),
+      { accessLog: join(dir, 'access.log') },
+    );
+    try {
+      const { request } = await import('node:http');
+      const req = request({ host: '127.0.0.1', port: gw.dp.port, path: '/slow/left', agent: false });
+      req.on('error', () => undefined);
+      req.end();
+      const address = () => gw.dp.balancers.get('slow.test')!.addresses[0]!;
+      await waitFor('the request to be in flight', () => address().active === 1);
+      req.destroy();
+      // the relay hears of it from the observer's listener: the attempt ends, the target no longer counts it
+      await waitFor('the count to drop when the client left (the upstream answers seconds later)', () => address().active === 0, 2_000);
+      let line: any;
+      await waitFor('the line of the request the client left', () => {
+        if (!existsSync(join(dir, 'access.log'))) return false;
+        line = readFileSync(join(dir, 'access.log'), 'utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l)).find((l) => l.path === '/slow/left');
+        return line !== undefined;
+      });
+      expect(line).toMatchObject({ route: 'slow-route', service: 'slow', upstream: slow.address, upstream_uri: '/left', source: 'kong', completed: false });
+      expect(line.latencies.proxy).toBe(-1);
+      expect(slow.hits).toBe(1);
+    } finally {
+      await gw.dp.close();
+      await gw.accessLog?.close();
+      await slow.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

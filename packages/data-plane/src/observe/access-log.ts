@@ -52,16 +52,36 @@ export class AccessLog {
 let isoSecond = -1;
 /** `2026-01-02T03:04:05.` of the second last formatted */
 let isoPrefix = '';
+/** the same, after the first key of a line */
+let lineHead = '';
+
+/** `000` to `999` */
+const MILLIS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+
+/** `2026-01-02T03:04:05.` of the second of an epoch millisecond: formatted once a second */
+function isoSecondOf(second: number): string {
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    lineHead = `{"time":"${isoPrefix}`;
+  }
+  return isoPrefix;
+}
 
 /** ISO time of an epoch millisecond (`…T03:04:05.678Z`); the date and time up to the second are formatted once a second. */
 export function isoTime(ms: number): string {
   const second = Math.floor(ms / 1000);
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
-  }
   const milli = ms - second * 1000;
-  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  return `${isoSecondOf(second)}${MILLIS[milli] ?? (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli}Z`;
+}
+
+/** `{"time":"…Z"` of a line */
+function timeField(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  const milli = ms - second * 1000;
+  isoSecondOf(second);
+  const digits = MILLIS[milli];
+  return digits !== undefined ? `${lineHead}${digits}Z"` : `{"time":"${isoTime(ms)}"`;
 }
 
 /** No character of `s` needs escaping in JSON (control characters, `"`, `\\`, surrogates). */
@@ -90,35 +110,52 @@ const routeLabel = (r: NonNullable<ExchangeSummary['route']>) => r.name ?? r.id;
 const serviceLabel = (s: NonNullable<ExchangeSummary['service']>) => s.name ?? s.id;
 const consumerLabel = (c: NonNullable<ExchangeSummary['consumer']>) => c.username ?? c.id;
 
-let upstreamHost = '';
-let upstreamPort = -1;
-let upstreamText = 'null';
+/** `"host:port"` of the upstream target (IPv6 in brackets) */
+const upstreamText = (target: NonNullable<ExchangeSummary['upstreamTarget']>) => str(`${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`);
 
-/** `"host:port"` of the upstream target (IPv6 in brackets); consecutive lines of the same target share it */
-function upstreamOf(target: ExchangeSummary['upstreamTarget']): string {
-  if (target === null) return 'null';
-  if (target.host !== upstreamHost || target.port !== upstreamPort) {
-    upstreamHost = target.host;
-    upstreamPort = target.port;
-    upstreamText = str(`${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`);
-  }
-  return upstreamText;
+/** `,"route":…,"service":…,"consumer":…,"upstream":…` of one combination of entities and upstream target */
+interface Entities {
+  service: ExchangeSummary['service'];
+  consumer: ExchangeSummary['consumer'];
+  host: string | null;
+  port: number;
+  text: string;
 }
+
+/** the entities part of the last line of each route (or of lines without a route): most lines repeat the one before */
+const lastEntities = new WeakMap<object, Entities>();
+const NO_ROUTE = {};
+
+function entitiesOf(s: ExchangeSummary): string {
+  const key = s.route ?? NO_ROUTE;
+  const target = s.upstreamTarget;
+  const host = target === null ? null : target.host;
+  const port = target === null ? -1 : target.port;
+  const last = lastEntities.get(key);
+  if (last !== undefined && last.service === s.service && last.consumer === s.consumer && last.host === host && last.port === port) return last.text;
+  const text =
+    `,"route":${labelOf(s.route, routeLabel)},"service":${labelOf(s.service, serviceLabel)}` +
+    `,"consumer":${labelOf(s.consumer, consumerLabel)},"upstream":${target === null ? 'null' : upstreamText(target)}`;
+  lastEntities.set(key, { service: s.service, consumer: s.consumer, host, port, text });
+  return text;
+}
+
+/** what follows the upstream URI, up to the first latency, by source */
+const SOURCE_SERVICE = ',"source":"service","latencies":{"kong":';
+const SOURCE_KONG = ',"source":"kong","latencies":{"kong":';
 
 /**
  * One access log line (JSON, no newline). Written out field by field: it runs once per request, and a generic
- * JSON.stringify of a nested object costs several times more. Labels of entities and the upstream are quoted once,
- * not per line.
+ * JSON.stringify of a nested object costs several times more. What repeats from line to line (the time up to the
+ * second, the labels of the entities and the upstream, the keys around a few known values) is put together once.
  */
 export function accessLogLine(s: ExchangeSummary): string {
   const l = s.latencies;
   return (
     // an address (checked by isIP when it comes from X-Forwarded-For) and a method (HTTP token characters) need no escaping
-    `{"time":"${isoTime(s.startedAt)}","request_id":"${s.requestId}","client_ip":"${s.clientIp}","method":"${s.method}"` +
-    `,"path":${str(s.path)},"query":${str(s.rawQuery)},"status":${s.status}` +
-    `,"route":${labelOf(s.route, routeLabel)},"service":${labelOf(s.service, serviceLabel)}` +
-    `,"consumer":${labelOf(s.consumer, consumerLabel)},"upstream":${upstreamOf(s.upstreamTarget)},"upstream_uri":${str(s.upstreamUri)}` +
-    `,"source":"${s.source}","latencies":{"kong":${l.kong},"proxy":${l.proxy},"request":${l.request}}` +
-    `,"bytes":{"request":${s.requestSize},"response":${s.responseSize}},"completed":${s.completed}}`
+    `${timeField(s.startedAt)},"request_id":"${s.requestId}","client_ip":"${s.clientIp}","method":"${s.method}"` +
+    `,"path":${str(s.path)},"query":${str(s.rawQuery)},"status":${s.status}${entitiesOf(s)},"upstream_uri":${str(s.upstreamUri)}` +
+    `${s.source === 'service' ? SOURCE_SERVICE : s.source === 'kong' ? SOURCE_KONG : `,"source":"${s.source}","latencies":{"kong":`}${l.kong},"proxy":${l.proxy},"request":${l.request}}` +
+    `,"bytes":{"request":${s.requestSize},"response":${s.responseSize}${s.completed ? '},"completed":true}' : '},"completed":false}'}`
   );
 }

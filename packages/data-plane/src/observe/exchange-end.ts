@@ -4,7 +4,7 @@ import type { ChainStep } from '../compile/types';
 import type { Exchange } from '../pipeline/exchange';
 import type { ChainLogger } from '../pipeline/run-chain';
 import type { AccessLog } from './access-log';
-import type { ExchangeTrace } from './exchange-trace';
+import type { ExchangeEnd, ExchangeTrace } from './exchange-trace';
 import { summarize } from './summary';
 
 /** Runs the `log` hooks of a route's plugins for one finished exchange; failures are logged, never thrown. */
@@ -29,9 +29,39 @@ export function runLogHooks(ex: Exchange, steps: readonly ChainStep[], summary: 
   }
 }
 
+/** the observed exchange of a response, for the one 'close' listener all responses share */
+const OBSERVED = Symbol('observed exchange');
+
+type ObservedResponse = ServerResponse & { [OBSERVED]: ObservedExchange };
+
+/** 'close' of an observed response (`this`): one function for all, nothing made per request to listen */
+function responseClosed(this: ObservedResponse): void {
+  this[OBSERVED].closed();
+}
+
+/** One observed exchange, from the moment it is routed (or refused) to its response's 'close'. */
+class ObservedExchange implements ExchangeEnd {
+  relay: ExchangeEnd['relay'] = null;
+
+  constructor(
+    private readonly observer: ExchangeObserver,
+    private readonly trace: ExchangeTrace,
+    private readonly res: ServerResponse,
+    private readonly ex: Exchange | null,
+    private readonly path: string,
+    private readonly rawQuery: string,
+  ) {}
+
+  closed(): void {
+    this.observer.ended(this.trace, this.res, this.ex, this.path, this.rawQuery);
+    this.relay?.responseClosed();
+  }
+}
+
 /**
  * The end of every exchange: once the response is done (or the client went away), the access log gets its line and
- * the route's `log` plugins their summary. Nothing is registered for a request nobody observes.
+ * the route's `log` plugins their summary. Nothing is registered for a request nobody observes; an observed one has
+ * one 'close' listener, which also tells the relay of a proxied response (it does not listen on its own then).
  */
 export class ExchangeObserver {
   constructor(
@@ -40,17 +70,22 @@ export class ExchangeObserver {
   ) {}
 
   watch(trace: ExchangeTrace, res: ServerResponse, ex: Exchange | null, path: string, rawQuery: string): void {
-    const steps = ex !== null ? ex.compiledRoute.logChain : null;
-    if (this.accessLog === null && (steps === null || steps.length === 0)) return;
+    if (this.accessLog === null && (ex === null || ex.compiledRoute.logChain.length === 0)) return;
+    const observed = new ObservedExchange(this, trace, res, ex, path, rawQuery);
+    trace.end = observed;
+    (res as ObservedResponse)[OBSERVED] = observed;
     // 'close' comes once per response
-    res.on('close', () => {
-      try {
-        const summary = summarize(trace, res, ex, path, rawQuery);
-        if (ex !== null && steps !== null && steps.length > 0) runLogHooks(ex, steps, summary, this.log);
-        this.accessLog?.write(summary);
-      } catch (err) {
-        this.log.error('end of exchange failed', { error: err instanceof Error ? err.message : String(err) });
-      }
-    });
+    res.on('close', responseClosed);
+  }
+
+  /** the response of an observed exchange closed */
+  ended(trace: ExchangeTrace, res: ServerResponse, ex: Exchange | null, path: string, rawQuery: string): void {
+    try {
+      const summary = summarize(trace, res, ex, path, rawQuery);
+      if (ex !== null && ex.compiledRoute.logChain.length > 0) runLogHooks(ex, ex.compiledRoute.logChain, summary, this.log);
+      this.accessLog?.write(summary);
+    } catch (err) {
+      this.log.error('end of exchange failed', { error: err instanceof Error ? err.message : String(err) });
+    }
   }
 }

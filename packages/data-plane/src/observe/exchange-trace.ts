@@ -3,6 +3,12 @@ import type { UpstreamTarget } from '../compile/types';
 import type { GatewayHeaders } from './gateway-headers';
 import { newRequestId } from './request-id';
 
+/** The end of an observed exchange, as the relay of its upstream response sees it. */
+export interface ExchangeEnd {
+  /** the relay of the response, told when the response closes (the client may have left before it was done) */
+  relay: { responseClosed(): void } | null;
+}
+
 /**
  * The timing and identity of one request, from its arrival to the end of its response: one small object per
  * request, filled as the request goes (upstream sent, upstream answered). Times are `performance.now()` values.
@@ -24,6 +30,11 @@ export class ExchangeTrace {
   upstreamTarget: UpstreamTarget | null = null;
   /** the response head as sent by the relay (name, value, …), when the upstream answered */
   responseHeaderList: string[] | null = null;
+  /**
+   * Set when the end of the exchange is observed (an access log, `log` plugins): the response's 'close' is then
+   * listened to once for everything, and the relay of a proxied response is told from there instead of listening too.
+   */
+  end: ExchangeEnd | null = null;
 
   constructor(
     readonly req: IncomingMessage,

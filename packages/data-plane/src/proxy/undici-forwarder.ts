@@ -54,14 +54,19 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     /** the request's id and timings, stamped on the response head */
     private readonly trace: ExchangeTrace | null = null,
   ) {
-    res.once('close', () => {
-      if (!this.done) {
-        this.done = true;
-        // the client left: the attempt ends without a verdict on the target
-        this.observer?.onEnd();
-        this.abortUpstream?.(new Error('client closed the connection'));
-      }
-    });
+    // an observed exchange listens to the response's end already and tells the relay
+    if (trace !== null && trace.end !== null) trace.end.relay = this;
+    else res.once('close', () => this.responseClosed());
+  }
+
+  /** the client's response closed: finished, or the client left before */
+  responseClosed(): void {
+    if (!this.done) {
+      this.done = true;
+      // the client left: the attempt ends without a verdict on the target
+      this.observer?.onEnd();
+      this.abortUpstream?.(new Error('client closed the connection'));
+    }
   }
 
   onConnect(abort: (err?: Error) => void): void {

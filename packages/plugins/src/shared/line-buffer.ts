@@ -4,34 +4,41 @@ const CHUNK_BYTES = 64 * 1024;
 const SPARE_CHUNKS = 8;
 
 /**
- * Lines waiting to be written, encoded (UTF-8, newline-terminated) straight into reusable byte chunks: one copy per
- * line, no joined string, no allocation per line. `take()` hands out what waits; `recycle()` gives the chunks back once
- * the destination has them.
+ * Lines encoded together: a few lines wait as strings and are joined and encoded in one go. Encoding a string costs a
+ * call into the runtime and, for a string put together from pieces (an access log line), flattening it first, each
+ * about as much as copying the whole line: done once for a few lines, not once per line. Few enough that the strings
+ * are gone long before a collection would find them alive.
+ */
+const JOINED_LINES = 16;
+
+/**
+ * Lines waiting to be written, encoded (UTF-8, newline-terminated) into reusable byte chunks a few lines at a time:
+ * one copy per line, no string longer than a few lines, no allocation per line. `take()` hands out what waits;
+ * `recycle()` gives the chunks back once the destination has them.
  */
 export class LineBuffer {
   private full: Buffer[] = [];
   private chunk: Buffer | null = null;
   private used = 0;
   private readonly spare: Buffer[] = [];
-  /** bytes waiting */
+  /** lines not yet encoded, and an empty last one (for the last newline) once joined */
+  private readonly joining: string[] = [];
+  /** bytes waiting (lines not yet encoded are counted by their length until they are) */
   bytes = 0;
   /** lines waiting */
   lines = 0;
 
   add(line: string): void {
-    // a UTF-16 code unit never takes more than 3 bytes in UTF-8
-    const room = line.length * 3 + 1;
-    let chunk = this.chunk;
-    if (chunk === null || this.used + room > chunk.length) chunk = this.nextChunk(room);
-    const n = chunk.write(line, this.used);
-    chunk[this.used + n] = 10;
-    this.used += n + 1;
-    this.bytes += n + 1;
+    const joining = this.joining;
+    joining.push(line);
+    this.bytes += line.length + 1;
     this.lines++;
+    if (joining.length === JOINED_LINES) this.encodeJoined();
   }
 
   /** every waiting byte, in order; the buffer is empty after */
   take(): Buffer[] {
+    this.encodeJoined();
     const out = this.full;
     if (this.chunk !== null && this.used > 0) out.push(this.chunk.subarray(0, this.used));
     this.full = [];
@@ -49,6 +56,22 @@ export class LineBuffer {
       // a standard chunk (allocated on its own) is kept whole; a one-off larger one is let go
       if (c.buffer.byteLength === CHUNK_BYTES) this.spare.push(Buffer.from(c.buffer, 0, CHUNK_BYTES));
     }
+  }
+
+  /** the lines not yet encoded, joined and encoded into the chunk */
+  private encodeJoined(): void {
+    const joining = this.joining;
+    if (joining.length === 0) return;
+    joining.push('');
+    const text = joining.join('\n');
+    joining.length = 0;
+    const bytes = Buffer.byteLength(text);
+    let chunk = this.chunk;
+    if (chunk === null || this.used + bytes > chunk.length) chunk = this.nextChunk(bytes);
+    chunk.write(text, this.used);
+    this.used += bytes;
+    // counted by their length so far
+    this.bytes += bytes - text.length;
   }
 
   private nextChunk(room: number): Buffer {
