@@ -18,6 +18,8 @@ export interface Contender {
 export interface InterleavedResult extends LoadResult {
   /** requests per second of each round, in round order */
   rounds: number[];
+  /** the server's CPU time per request (µs) in each round, in round order; empty where /proc cannot be read */
+  cpuRounds: number[];
   /** CPU time of the server process per request (µs); null where /proc cannot be read */
   serverCpuUs: number | null;
   /** CPU time of this process (the load generator) per request (µs) */
@@ -53,7 +55,7 @@ export function processCpuMs(pid: number): number | null {
 export async function interleaved(contenders: Contender[], opts: { connections: number; seconds: number; rounds?: number }): Promise<InterleavedResult[]> {
   const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 2);
   const perRound = Math.max(2, opts.seconds / rounds);
-  const totals = contenders.map(() => ({ requests: 0, seconds: 0, serverMs: 0 as number | null, clientUs: 0, p50: [] as number[], p99: 0, errors: 0, non2xx: 0, rounds: [] as number[] }));
+  const totals = contenders.map(() => ({ requests: 0, seconds: 0, serverMs: 0 as number | null, clientUs: 0, p50: [] as number[], p99: 0, errors: 0, non2xx: 0, rounds: [] as number[], cpuRounds: [] as number[] }));
   // warm-up: pools, JIT, TLS sessions
   for (const c of contenders) await autocannon({ url: c.url, connections: opts.connections, duration: 2, headers: c.headers });
   for (let round = 0; round < rounds; round++) {
@@ -76,6 +78,7 @@ export async function interleaved(contenders: Contender[], opts: { connections: 
       t.errors += r.errors + r.timeouts;
       t.non2xx += r.non2xx;
       t.rounds.push(r.requests.total / r.duration);
+      if (server0 !== null && server1 !== null && r.requests.total > 0) t.cpuRounds.push(((server1 - server0) * 1000) / r.requests.total);
     }
   }
   return contenders.map((c, i) => {
@@ -88,10 +91,25 @@ export async function interleaved(contenders: Contender[], opts: { connections: 
       errors: t.errors,
       non2xx: t.non2xx,
       rounds: t.rounds,
+      cpuRounds: t.cpuRounds,
       serverCpuUs: t.serverMs === null || t.requests === 0 ? null : (t.serverMs * 1000) / t.requests,
       clientCpuUs: t.requests === 0 ? 0 : t.clientUs / t.requests,
     };
   });
+}
+
+/**
+ * The median over rounds of `contender / baseline` (a round's figures of each, measured one after the other): a round
+ * in which the machine slowed down for whichever contender ran then counts as one round, not as its share of the
+ * totals. `higherIsBetter` false (CPU per request) inverts the ratio, so above 1× is always better.
+ */
+export function medianRoundRatio(contender: number[], baseline: number[], higherIsBetter = true): number | null {
+  const n = Math.min(contender.length, baseline.length);
+  if (n === 0) return null;
+  const ratios: number[] = [];
+  for (let i = 0; i < n; i++) ratios.push(higherIsBetter ? contender[i]! / baseline[i]! : baseline[i]! / contender[i]!);
+  ratios.sort((a, b) => a - b);
+  return n % 2 === 1 ? ratios[(n - 1) / 2]! : (ratios[n / 2 - 1]! + ratios[n / 2]!) / 2;
 }
 
 /** `12.3 µs` or `n/a` */

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { here, printTable, startScript, type Started } from './harness';
-import { interleaved, micros } from './interleaved';
+import { interleaved, medianRoundRatio, micros } from './interleaved';
 
 export async function measureObservability(upstreamUrl: string, opts: { connections: number; seconds: number; apiKey: string }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-observe-'));
@@ -32,6 +32,15 @@ export async function measureObservability(upstreamUrl: string, opts: { connecti
       const ratio = (r: (typeof rows)[number]) => (r.serverCpuUs === null ? 'n/a' : `${(base / r.serverCpuUs).toFixed(2)}×`);
       console.log(`by CPU per request: + prometheus plugin ${ratio(rows[1]!)}, + access log ${ratio(rows[2]!)}, + both ${ratio(rows[3]!)} of key-auth alone`);
     }
+    // per round, then the median: a round in which the machine slowed down weighs as one round, not by its requests
+    const median = (r: (typeof rows)[number], pick: (x: (typeof rows)[number]) => number[], higherIsBetter: boolean) => {
+      const m = medianRoundRatio(pick(r), pick(rows[0]!), higherIsBetter);
+      return m === null ? 'n/a' : `${m.toFixed(2)}×`;
+    };
+    console.log(
+      `median of the rounds' ratios, req/s: + prometheus plugin ${median(rows[1]!, (x) => x.rounds, true)}, + access log ${median(rows[2]!, (x) => x.rounds, true)}, + both ${median(rows[3]!, (x) => x.rounds, true)}; ` +
+        `CPU per request: ${median(rows[1]!, (x) => x.cpuRounds, false)}, ${median(rows[2]!, (x) => x.cpuRounds, false)}, ${median(rows[3]!, (x) => x.cpuRounds, false)}`,
+    );
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
