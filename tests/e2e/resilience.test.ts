@@ -113,7 +113,7 @@ describe('resilience (cluster: control plane + 2 data planes over a Redis of its
       loads[0]!.resume();
     }
     // the port opens only once the cached config is loaded: no 404 from an empty config in between
-    expect(await probe.stop()).toEqual({});
+    expect({ answers: await probe.stop(), samples: probe.samples }).toEqual({ answers: {}, samples: [] });
     const after = await statusOf(topology, 0);
     expect(after.config_version).toBe(before.config_version);
     expect(after.configuration_hash).toBe(before.configuration_hash);
@@ -227,7 +227,7 @@ describe('resilience (embedded)', () => {
     const probe = new RestartProbe(`${topology.proxyUrl}/steady`, KEYED.headers);
     await topology.restartDataPlane(0);
     await waitUntil('the probe to get answers from the restarted process', () => (probe.answers[200] ?? 0) >= 20);
-    expect(await probe.stop()).toEqual({});
+    expect({ answers: await probe.stop(), samples: probe.samples }).toEqual({ answers: {}, samples: [] });
     const after = await statusOf(topology, 0);
     expect(after.config_version).toBe(before.config_version);
     expect(after.configuration_hash).toBe(before.configuration_hash);

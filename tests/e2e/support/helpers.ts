@@ -125,17 +125,28 @@ export async function cleanUp(...steps: Array<() => Promise<unknown> | unknown>)
  */
 export class RestartProbe {
   readonly answers: Record<string, number> = {};
+  /** the first unexpected answers: ms since the probe started, status, the gateway's headers and the body */
+  readonly samples: string[] = [];
   refused = 0;
   private running = true;
   private readonly loop: Promise<void>;
 
   constructor(url: string, headers: Record<string, string>, private readonly expectStatus = 200) {
+    const started = Date.now();
     this.loop = (async () => {
       while (this.running) {
         const status = await new Promise<number | null>((resolve) => {
           const req = httpGet(url, { headers, agent: false, timeout: 5000 }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => {
+              if (res.statusCode !== this.expectStatus && this.samples.length < 5) {
+                const gateway = Object.entries(res.headers).filter(([name]) => name.startsWith('x-kong') || name === 'server' || name === 'via');
+                this.samples.push(`+${Date.now() - started} ms ${res.statusCode} ${JSON.stringify(Object.fromEntries(gateway))} ${body.slice(0, 200)}`);
+              }
+              resolve(res.statusCode ?? 0);
+            });
             res.on('error', () => resolve(null));
           });
           req.on('error', () => resolve(null));
