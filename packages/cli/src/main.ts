@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `gatehouse` command: start | control-plane | data-plane | help.
 import cluster from 'node:cluster';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
@@ -12,6 +12,7 @@ import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
 import { runProxyWorker } from './proxy-worker-node';
 import { runConfigCommand } from './config-command';
+import { embeddedClusterSecret } from './embedded-secret';
 import { createLogger } from './logger';
 import { createNodeMetrics } from './node-metrics';
 import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
@@ -43,7 +44,7 @@ function clusterSecret(settings: Settings): string {
     checkClusterSecret(settings.clusterSecret);
     return settings.clusterSecret;
   }
-  if (settings.role === 'all' && !settings.redisUrl) return randomBytes(32).toString('hex');
+  if (settings.role === 'all' && !settings.redisUrl) return embeddedClusterSecret(settings.dataDir);
   throw new Error('GATEHOUSE_CLUSTER_SECRET is required when snapshots travel through Redis (the same value on every node)');
 }
 
