@@ -24,7 +24,7 @@ import type { NodeMetrics } from './node-metrics';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import { startDataPlanePrimary } from './data-plane-primary';
 import type { Logger } from './logger';
-import { compileForServing, deltaRows, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
+import { compileForServing, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
 import type { Settings } from './settings';
 
 export interface DataPlaneNode {
@@ -81,7 +81,7 @@ export async function startDataPlaneNode(
       const started = performance.now();
       holder.swap(applyDelta(holder.current, delta));
       metrics.configApplied(performance.now() - started);
-      loadReclaimer.deltaApplied(deltaRows(delta));
+      loadReclaimer.deltaApplied(delta);
     },
     relabel: (version) => holder.swap({ ...holder.current, version }),
     ...syncReporting(holder, id, log),

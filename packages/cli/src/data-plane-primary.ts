@@ -17,7 +17,7 @@ import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sy
 import { Counter, Registry } from 'prom-client';
 import type { DataPlaneNode } from './data-plane-node';
 import type { Logger } from './logger';
-import { compileForServing, deltaRows, loadReclaimer, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
+import { compileForServing, loadReclaimer, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
 import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
 
@@ -88,7 +88,7 @@ export async function startDataPlanePrimary(
         refused.inc();
         throw err;
       }
-      loadReclaimer.deltaApplied(deltaRows(delta));
+      loadReclaimer.deltaApplied(delta);
       pool.publishChange({ kind: 'delta', delta }, currentSnapshot);
     },
     relabel: (version) => {

@@ -1,4 +1,4 @@
-import type { Snapshot, SnapshotDelta } from '@gatehouse/core';
+import type { Snapshot } from '@gatehouse/core';
 import { hostname } from 'node:os';
 import {
   AccessLog,
@@ -22,13 +22,6 @@ import { GATEHOUSE_VERSION } from './version';
 
 /** one per process: whatever loads a full configuration in it (the data plane, its primary, a proxy worker) */
 export const loadReclaimer = new LoadReclaimer();
-
-/** rows a delta changes (upserted and deleted, all sections) */
-export function deltaRows(delta: SnapshotDelta): number {
-  let rows = 0;
-  for (const section of Object.values(delta.changes)) rows += (section.upsert?.length ?? 0) + (section.delete?.length ?? 0);
-  return rows;
-}
 
 /**
  * Compiles a verified snapshot for serving and logs what of it could not be loaded (TLS material, vault references);

@@ -11,7 +11,7 @@ import { closeFileLogs, closeHttpLogQueues, rateLimitingConnections, type Plugin
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import type { Logger } from './logger';
-import { deltaRows, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
+import { loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
 import type { Settings } from './settings';
 
 /**
@@ -34,7 +34,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
       holder.swap(compileConfigMessage(message, holder.current));
       metrics.configApplied(performance.now() - started);
       if (message.kind === 'snapshot') loadReclaimer.loaded();
-      else if (message.kind === 'delta') loadReclaimer.deltaApplied(deltaRows(message.delta));
+      else if (message.kind === 'delta') loadReclaimer.deltaApplied(message.delta);
     } catch (err) {
       if (message.kind === 'delta') {
         // a delta that does not follow this worker's config (it started between two): the full one replaces it

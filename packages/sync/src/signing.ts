@@ -1,8 +1,8 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { SignedDelta, SignedSnapshot, Snapshot, SnapshotDelta } from '@gatehouse/core';
-import { gunzipBase64, hmacInSlices, SLICE_CHARS } from './text-in-slices';
+import { gunzipBase64, hmacInSlices } from './text-in-slices';
 
 /** Why a snapshot was refused: the data plane logs this and keeps serving its last good config. */
 export class SnapshotVerificationError extends Error {
@@ -18,10 +18,8 @@ function requireSecret(secret: string): void {
   if (typeof secret !== 'string' || secret.length === 0) throw new Error('a non-empty cluster secret is required to sign or verify snapshots');
 }
 
-function hmac(payload: string, secret: string): Buffer {
-  // a large payload is hashed in slices: hashing it whole would convert it into one native buffer of its size
-  return payload.length > SLICE_CHARS ? hmacInSlices(payload, secret) : createHmac('sha256', secret).update(payload, 'utf8').digest();
-}
+/** hashed in slices: hashing a large payload whole would convert it into one native buffer of its size */
+const hmac = hmacInSlices;
 
 /** payload = base64(gzip(JSON(snapshot))), signature = hex HMAC-SHA256 of the payload under the cluster secret. */
 export function signSnapshot(snapshot: Snapshot, secret: string): SignedSnapshot {

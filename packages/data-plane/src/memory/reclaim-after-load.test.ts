@@ -26,16 +26,18 @@ describe('LoadReclaimer', () => {
   it('counts rows changed by deltas as a full load once they add up to one, and waits for the deltas to pause', async () => {
     let calls = 0;
     const reclaimer = new LoadReclaimer(30, () => () => void calls++, 100);
-    for (let i = 0; i < 9; i++) reclaimer.deltaApplied(10);
+    // rows upserted and deleted, in every section, count
+    const delta = (rows: number) => ({ changes: { consumers: { upsert: new Array(rows - 1).fill({ id: 'c' }), delete: [] }, routes: { upsert: [], delete: ['r'] } } });
+    for (let i = 0; i < 9; i++) reclaimer.deltaApplied(delta(10));
     expect(reclaimer.pending).toBe(false);
-    reclaimer.deltaApplied(10);
+    reclaimer.deltaApplied(delta(10));
     expect(reclaimer.pending).toBe(true);
     // further deltas while one is pending push it back, one collection for the burst
-    reclaimer.deltaApplied(1);
+    reclaimer.deltaApplied(delta(1));
     await until(() => !reclaimer.pending);
     expect(calls).toBe(1);
     // the count starts again after it
-    reclaimer.deltaApplied(99);
+    reclaimer.deltaApplied(delta(99));
     expect(reclaimer.pending).toBe(false);
   });
 

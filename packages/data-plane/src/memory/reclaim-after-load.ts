@@ -5,6 +5,7 @@
 // collection shortly after the load gives it back, at the cost of one pause of the order of a collection of the
 // configuration (tens of milliseconds at that size), once per full load, which is rare: startup, a version gap, a
 // declarative import.
+import type { SnapshotDelta } from '@gatehouse/core';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -54,9 +55,9 @@ export class LoadReclaimer {
     return this.timer !== null;
   }
 
-  /** a delta changing `rows` rows was applied: past a full load's worth of them, collect once deltas pause */
-  deltaApplied(rows: number): void {
-    this.deltaRows += rows;
+  /** a delta was applied: past a full load's worth of changed rows, collect once deltas pause */
+  deltaApplied(delta: Pick<SnapshotDelta, 'changes'>): void {
+    for (const section of Object.values(delta.changes)) this.deltaRows += section.upsert.length + section.delete.length;
     if (this.deltaRows >= this.afterDeltaRows || this.timer !== null) this.loaded();
   }
 
