@@ -52,6 +52,16 @@ export function processCpuMs(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system, ms) of one thread of a process (its main thread: `tid` = `pid`); null where /proc cannot be read */
+export function threadCpuMs(pid: number, tid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return null;
+  }
+}
+
 export async function interleaved(contenders: Contender[], opts: { connections: number; seconds: number; rounds?: number }): Promise<InterleavedResult[]> {
   const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 2);
   const perRound = Math.max(2, opts.seconds / rounds);
@@ -114,3 +124,4 @@ export function medianRoundRatio(contender: number[], baseline: number[], higher
 
 /** `12.3 µs` or `n/a` */
 export const micros = (us: number | null): string => (us === null ? 'n/a' : `${us.toFixed(1)} µs`);
+

@@ -3,9 +3,11 @@
 //   prometheus    plus the prometheus plugin with every per-request flag on
 //   log           plus the access log (JSON lines to ACCESS_LOG, a file), without the plugin
 //   full          plus both
+// PROFILE_FILE: a CPU profile of the span between two SIGUSR2 is written there (servers/profile-on-signal.ts).
 import { AccessLog, compile, ConfigHolder, createDataPlaneServer, DataPlaneMetrics } from '@gatehouse/data-plane';
 import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
 import { Registry } from 'prom-client';
+import { profileOnSignal } from './profile-on-signal';
 
 const observe = process.env.OBSERVE ?? 'none';
 const service = makeService({ name: 'bench', url: process.env.UPSTREAM_URL! });
@@ -25,4 +27,5 @@ const registry = new Registry();
 const metrics = new DataPlaneMetrics({ registry, nodeId: 'bench', holder });
 const accessLog = observe === 'log' || observe === 'full' ? new AccessLog(process.env.ACCESS_LOG!) : null;
 const server = await createDataPlaneServer({ holder, listen: { host: '127.0.0.1', port: Number(process.env.PORT ?? 0) }, metrics, accessLog });
-process.stdout.write(`LISTENING ${server.port}\n`);
+if (process.env.PROFILE_FILE) profileOnSignal(process.env.PROFILE_FILE);
+process.stdout.write(`PID ${process.pid}\nLISTENING ${server.port}\n`);

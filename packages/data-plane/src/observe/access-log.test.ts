@@ -48,11 +48,13 @@ describe('access log line', () => {
     });
   });
 
-  it('keeps other text as it is and escapes lone surrogates, so every line stays valid JSON', () => {
-    const line = accessLogLine({ ...base, path: '/café/🙂', rawQuery: 'q=\ud800', consumer: { id: 'c-id', username: 'zoë' } as never });
-    expect(line).toContain('"path":"/café/🙂"');
-    expect(line).toContain('"query":"q=\\ud800"');
-    expect(JSON.parse(line)).toMatchObject({ path: '/café/🙂', query: 'q=\ud800', consumer: 'zoë' });
+  it('escapes everything outside ASCII, lone surrogates included, so every line is ASCII and valid JSON', () => {
+    const line = accessLogLine({ ...base, path: '/café/🙂', rawQuery: 'q=\ud800\u007f', consumer: { id: 'c-id-2', username: 'zoë' } as never });
+    expect(line).toContain('"path":"/caf\\u00e9/\\ud83d\\ude42"');
+    expect(line).toContain('"query":"q=\\ud800\u007f"');
+    expect(line).toContain('"consumer":"zo\\u00eb"');
+    expect(/^[\x20-\x7f]*$/.test(line)).toBe(true);
+    expect(JSON.parse(line)).toMatchObject({ path: '/café/🙂', query: 'q=\ud800\u007f', consumer: 'zoë' });
   });
 
   it('writes null for what a gateway answer does not have', () => {
@@ -92,7 +94,8 @@ describe('access log line', () => {
     ]);
   });
 
-  it('is byte for byte the JSON.stringify of its fields in order, for any text, time and number', () => {
+  it('is byte for byte the JSON.stringify of its fields in order, with everything outside ASCII escaped, for any text, time and number', () => {
+    const asciiEscaped = (json: string) => json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     const texts = ['', '/a', 'é', '🙂', '\ud800', '"', '\\', '\u0001', '\u007f', '\u2028'];
     const numbers = [0, -0, 7, 10, 999, -1, 2147483648, 0.5, 1e21];
     const times = [Date.UTC(2026, 0, 2, 3, 4, 5, 6), Date.UTC(2026, 0, 2, 3, 4, 5, 60), Date.UTC(2026, 0, 2, 3, 4, 5, 600), Date.UTC(2026, 0, 2, 3, 4, 5, 600) + 0.25];
@@ -101,7 +104,7 @@ describe('access log line', () => {
       const n = numbers[i % numbers.length]!;
       const s: ExchangeSummary = { ...base, startedAt: times[i % times.length]!, path: `/p${text}`, rawQuery: text, upstreamUri: i % 3 === 0 ? null : text, status: n, latencies: { kong: n, proxy: -1, request: n }, responseSize: n, source: i % 2 === 0 ? 'kong' : 'service', completed: i % 2 === 0 };
       const l = s.latencies;
-      const expected = JSON.stringify({
+      const expected = asciiEscaped(JSON.stringify({
         time: isoTime(s.startedAt),
         request_id: s.requestId,
         client_ip: s.clientIp,
@@ -118,7 +121,7 @@ describe('access log line', () => {
         latencies: { kong: l.kong, proxy: l.proxy, request: l.request },
         bytes: { request: s.requestSize, response: s.responseSize },
         completed: s.completed,
-      });
+      }));
       expect(accessLogLine(s)).toBe(expected);
     }
   });

@@ -21,7 +21,7 @@ export class AccessLog {
     destination: string,
     onError?: (err: Error) => void,
   ) {
-    this.out = new AppendLog(destination, { onError, flushDelayMs: FLUSH_DELAY_MS, flushBytes: FLUSH_BYTES });
+    this.out = new AppendLog(destination, { onError, flushDelayMs: FLUSH_DELAY_MS, flushBytes: FLUSH_BYTES, asciiLines: true });
   }
 
   get dropped(): number {
@@ -84,17 +84,25 @@ function timeField(ms: number): string {
   return digits !== undefined ? `${lineHead}${digits}Z"` : `{"time":"${isoTime(ms)}"`;
 }
 
-/** No character of `s` needs escaping in JSON (control characters, `"`, `\\`, surrogates). */
+/** `s` is printable ASCII without `"` and `\\`: it goes into a line as it is, between quotes. */
 function plainJson(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
   }
   return true;
 }
 
-/** A JSON string, or null. Most values (addresses, names, paths) need no escaping and are only quoted. */
-const str = (value: string | null | undefined): string => (value == null ? 'null' : plainJson(value) ? `"${value}"` : JSON.stringify(value));
+/** `\u00e9` of one UTF-16 unit */
+const unicodeEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * A JSON string, or null. Most values (addresses, names, paths) need no escaping and are only quoted. Everything
+ * outside ASCII is escaped too (`\u00e9`, a pair of escapes beyond the BMP), so every line is ASCII and is copied
+ * into the log byte for byte.
+ */
+const str = (value: string | null | undefined): string =>
+  value == null ? 'null' : plainJson(value) ? `"${value}"` : JSON.stringify(value).replace(/[\u0080-\uffff]/g, unicodeEscape);
 
 /** the quoted label of a route, service or consumer: worked out once per entity object (one per snapshot) */
 const labels = new WeakMap<object, string>();

@@ -43,6 +43,18 @@ describe('AppendLog', () => {
     expect(log.written).toBe(lines.length);
   });
 
+  it('with asciiLines, writes ASCII lines byte for byte across chunks, a line longer than a chunk included', async () => {
+    const log = appendLog({ flushDelayMs: 20, asciiLines: true });
+    const lines: string[] = [];
+    for (let i = 0; i < 5000; i++) lines.push(`{"n":${i},"path":"/caf\\u00e9/${'x'.repeat(i % 200)}","del":"\x7f"}`);
+    lines.splice(2500, 0, 'L'.repeat(200 * 1024));
+    for (const line of lines) log.write(line);
+    await log.drained();
+    const written = readFileSync(file);
+    expect(written.length).toBe(lines.reduce((n, line) => n + line.length + 1, 0));
+    expect(written.toString('latin1')).toBe(`${lines.join('\n')}\n`);
+  });
+
   it('a batch goes out once flushBytes wait, without waiting for the delay', async () => {
     const log = appendLog({ flushDelayMs: 60_000, flushBytes: 1024 });
     for (let i = 0; i < 40; i++) log.write(`line ${i} ${'.'.repeat(40)}`);

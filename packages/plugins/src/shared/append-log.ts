@@ -15,6 +15,8 @@ export interface AppendLogOptions {
   flushBytes?: number;
   /** told once per failure of the destination (a file that cannot be opened) */
   onError?: (err: Error) => void;
+  /** every line written is ASCII (the writer escapes everything else), so it is copied byte for byte */
+  asciiLines?: boolean;
 }
 
 /**
@@ -25,7 +27,7 @@ export interface AppendLogOptions {
  * falls behind by `maxPendingBytes`, new lines are dropped and counted.
  */
 export class AppendLog {
-  private readonly pending = new LineBuffer();
+  private readonly pending: LineBuffer;
   /** a flush is due: on the next turn (setImmediate) or when the delay ends (setTimeout) */
   private due: NodeJS.Immediate | NodeJS.Timeout | null = null;
   private dueSoon = false;
@@ -47,6 +49,7 @@ export class AppendLog {
     readonly destination: string,
     private readonly options: AppendLogOptions = {},
   ) {
+    this.pending = new LineBuffer(options.asciiLines ?? false);
     this.maxPendingBytes = options.maxPendingBytes ?? 16 * 1024 * 1024;
     this.flushDelayMs = options.flushDelayMs ?? 0;
     this.flushBytes = this.flushDelayMs > 0 ? (options.flushBytes ?? 64 * 1024) : 0;

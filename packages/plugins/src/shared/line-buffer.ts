@@ -4,19 +4,24 @@ const CHUNK_BYTES = 64 * 1024;
 const SPARE_CHUNKS = 8;
 
 /**
- * Lines encoded together: a few lines wait as strings and are joined and encoded in one go. Encoding a string costs a
- * call into the runtime and, for a string put together from pieces (an access log line), flattening it first, each
- * about as much as copying the whole line: done once for a few lines, not once per line. Few enough that the strings
- * are gone long before a collection would find them alive.
+ * Lines of any text encoded together: a few lines wait as strings and are joined and encoded in one go, which costs
+ * less than working out each one's UTF-8 length and encoding it on its own. Few enough that the strings are gone long
+ * before a collection would find them alive.
  */
 const JOINED_LINES = 16;
 
 /**
- * Lines waiting to be written, encoded (UTF-8, newline-terminated) into reusable byte chunks a few lines at a time:
- * one copy per line, no string longer than a few lines, no allocation per line. `take()` hands out what waits;
- * `recycle()` gives the chunks back once the destination has them.
+ * Lines waiting to be written, encoded (newline-terminated) into reusable byte chunks: no string longer than a few
+ * lines, no allocation per line. ASCII lines (`ascii`) are copied into the chunk as they come, while the line just
+ * made is still in the processor's cache; other text is encoded as UTF-8 a few lines at a time. `take()` hands out
+ * what waits; `recycle()` gives the chunks back once the destination has them.
  */
 export class LineBuffer {
+  constructor(
+    /** every line added is ASCII (the writer escapes everything else), so it is copied byte for byte */
+    private readonly ascii = false,
+  ) {}
+
   private full: Buffer[] = [];
   private chunk: Buffer | null = null;
   private used = 0;
@@ -29,6 +34,23 @@ export class LineBuffer {
   lines = 0;
 
   add(line: string): void {
+    if (this.ascii) this.copyAscii(line);
+    else this.join(line);
+  }
+
+  /** an ASCII line copied into the chunk at once, one byte a character */
+  private copyAscii(line: string): void {
+    const bytes = line.length + 1;
+    let chunk = this.chunk;
+    if (chunk === null || this.used + bytes > chunk.length) chunk = this.nextChunk(bytes);
+    chunk.write(line, this.used, 'latin1');
+    chunk[this.used + bytes - 1] = 0x0a;
+    this.used += bytes;
+    this.bytes += bytes;
+    this.lines++;
+  }
+
+  private join(line: string): void {
     const joining = this.joining;
     joining.push(line);
     this.bytes += line.length + 1;
