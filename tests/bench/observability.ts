@@ -2,8 +2,8 @@
 // log (to a file), and with both, each printed as a ratio against key-auth alone (target ≥ 0.95×). The data
 // planes run side by side and are loaded in alternating rounds; their CPU time per request is printed too.
 // Where the machine's speed changes from one second to the next, those comparisons of processes measured in turn move
-// by more than the cost measured; the access log's cost is then also read from a CPU profile of one loaded data
-// plane: the share of its samples spent logging, taken in the same span as the rest.
+// by more than the cost measured; the cost is then also read from a CPU profile of each data plane loaded alone: the
+// share of its samples spent observing ended exchanges, taken in the same span as the rest.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,11 +13,12 @@ import { interleaved, medianRoundRatio, micros, processCpuMs, threadCpuMs } from
 import { profileShare, type FramePick } from './profile-share';
 
 /**
- * The access log's own code: building the summary and the line, buffering and writing it. The 'close' listener that
- * calls it is not counted: without observers the relay of the response listens there itself.
+ * The observation of an exchange once it ended: the summary, the route's `log` plugins (the prometheus plugin's
+ * recording), the access log's line, its buffering and its writes. The 'close' listener that calls it is not counted:
+ * without observers the relay of the response listens there itself.
  */
-const accessLogFrames: FramePick = (frame) =>
-  /\/observe\/(access-log|summary)\.ts$|\/shared\/(line-buffer|append-log)\.ts$/.test(frame.url) ||
+const observationFrames: FramePick = (frame) =>
+  /\/observe\/(access-log|summary)\.ts$|\/shared\/(line-buffer|append-log)\.ts$|\/metrics\/(exchange-metrics|cells)\.ts$|\/prometheus\/index\.ts$/.test(frame.url) ||
   (frame.functionName === 'ended' && frame.url.endsWith('/observe/exchange-end.ts'));
 
 interface ProfiledRun {
@@ -49,23 +50,35 @@ async function profiledRun(observe: string, upstreamUrl: string, dir: string, op
     process.kill(pid, 'SIGUSR2');
     await profiled;
     const requests = r.requests.total;
-    return { share: profileShare(file, accessLogFrames), requests, mainUs: ((main1 - main0) * 1000) / requests, otherUs: ((all1 - all0 - (main1 - main0)) * 1000) / requests };
+    return { share: profileShare(file, observationFrames), requests, mainUs: ((main1 - main0) * 1000) / requests, otherUs: ((all1 - all0 - (main1 - main0)) * 1000) / requests };
   } finally {
     await server.stop();
   }
 }
 
-async function measureAccessLogProfile(upstreamUrl: string, dir: string, opts: { connections: number; seconds: number; apiKey: string }): Promise<void> {
-  const without = await profiledRun('none', upstreamUrl, dir, opts);
-  const withLog = await profiledRun('log', upstreamUrl, dir, opts);
+/** Each variant alone, profiled under load: the share of its main thread's samples spent observing exchanges. */
+async function measureProfiles(upstreamUrl: string, dir: string, opts: { connections: number; seconds: number; apiKey: string }): Promise<void> {
+  const variants = [
+    { name: 'key-auth alone', observe: 'none' },
+    { name: '+ prometheus plugin', observe: 'prometheus' },
+    { name: '+ access log', observe: 'log' },
+    { name: '+ both', observe: 'full' },
+  ];
+  const runs: ProfiledRun[] = [];
+  for (const v of variants) runs.push(await profiledRun(v.observe, upstreamUrl, dir, opts));
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  console.log(`\nobservability by CPU profile (each data plane alone, loaded ${opts.seconds} s while V8's profiler samples it every 250 µs; target ≥ 0.95×)`);
+  console.log('variant                  requests   samples ms   observing   → ratio   GC      main thread   other threads');
+  variants.forEach((v, i) => {
+    const r = runs[i]!;
+    console.log(
+      `${v.name.padEnd(24)} ${String(r.requests).padStart(8)}   ${r.share.busyMs.toFixed(0).padStart(10)}   ${pct(r.share.part).padStart(9)}   ${`${(1 - r.share.part).toFixed(2)}×`.padStart(7)}   ` +
+        `${pct(r.share.gc).padStart(5)}   ${micros(r.mainUs).padStart(11)}   ${micros(r.otherUs).padStart(11)}`,
+    );
+  });
   console.log(
-    `access log by CPU profile (one data plane loaded ${opts.seconds} s, ${withLog.requests} requests, ${withLog.share.busyMs.toFixed(0)} ms of samples): ` +
-      `${pct(withLog.share.part)} of the main thread's samples are the access log's → ${(1 - withLog.share.part).toFixed(2)}× of key-auth alone (target ≥ 0.95×)`,
-  );
-  console.log(
-    `  garbage collector ${pct(withLog.share.gc)} of samples with the access log, ${pct(without.share.gc)} without; ` +
-      `other threads (file writes, collector helpers, compiler) ${micros(withLog.otherUs)} per request with, ${micros(without.otherUs)} without; main thread ${micros(withLog.mainUs)} and ${micros(without.mainUs)}`,
+    `by CPU profile: + prometheus plugin ${(1 - runs[1]!.share.part).toFixed(2)}×, + access log ${(1 - runs[2]!.share.part).toFixed(2)}×, + both ${(1 - runs[3]!.share.part).toFixed(2)}× of key-auth alone ` +
+      '(the share of the main thread\'s samples spent observing ended exchanges; GC and other threads, file writes among them, printed beside it for each)',
   );
 }
 
@@ -73,7 +86,7 @@ export async function measureObservability(upstreamUrl: string, opts: { connecti
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-observe-'));
   try {
     await measureSideBySide(upstreamUrl, dir, opts);
-    await measureAccessLogProfile(upstreamUrl, dir, opts);
+    await measureProfiles(upstreamUrl, dir, opts);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
