@@ -12,8 +12,9 @@ const JOINED_LINES = 16;
 
 /**
  * Lines waiting to be written, encoded (newline-terminated) into reusable byte chunks: no string longer than a few
- * lines, no allocation per line. ASCII lines (`ascii`) are copied into the chunk as they come, while the line just
- * made is still in the processor's cache; other text is encoded as UTF-8 a few lines at a time. `take()` hands out
+ * lines, no allocation per line. ASCII lines (`ascii`) are copied into the chunk as they come, one byte a character
+ * (in a profile of the loaded proxy, 0.65 % of its samples against 1.1 % for joining and encoding 16 at a time);
+ * other text is encoded as UTF-8 a few lines at a time. `take()` hands out
  * what waits; `recycle()` gives the chunks back once the destination has them.
  */
 export class LineBuffer {
