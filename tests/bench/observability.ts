@@ -21,6 +21,14 @@ const observationFrames: FramePick = (frame) =>
   /\/observe\/(access-log|summary)\.ts$|\/shared\/(line-buffer|append-log)\.ts$|\/metrics\/(exchange-metrics|cells)\.ts$|\/prometheus\/index\.ts$/.test(frame.url) ||
   (frame.functionName === 'ended' && frame.url.endsWith('/observe/exchange-end.ts'));
 
+/** what each data plane observes (servers/dataplane-observed.ts's OBSERVE), key-auth alone first */
+const VARIANTS = [
+  { name: 'key-auth (metrics registry only)', short: 'key-auth alone', observe: 'none' },
+  { name: 'key-auth + prometheus plugin', short: '+ prometheus plugin', observe: 'prometheus' },
+  { name: 'key-auth + access log (a file)', short: '+ access log', observe: 'log' },
+  { name: 'key-auth + prometheus + access log', short: '+ both', observe: 'full' },
+];
+
 interface ProfiledRun {
   share: ReturnType<typeof profileShare>;
   requests: number;
@@ -72,12 +80,7 @@ async function profiledRun(observe: string, upstreamUrl: string, dir: string, op
 
 /** Each variant alone, profiled under load: the share of its main thread's samples spent observing exchanges. */
 async function measureProfiles(upstreamUrl: string, dir: string, opts: { connections: number; seconds: number; apiKey: string }): Promise<void> {
-  const variants = [
-    { name: 'key-auth alone', observe: 'none' },
-    { name: '+ prometheus plugin', observe: 'prometheus' },
-    { name: '+ access log', observe: 'log' },
-    { name: '+ both', observe: 'full' },
-  ];
+  const variants = VARIANTS;
   // two passes, the second in reverse order, each half the time: a machine that slows down during the phase weighs
   // on the first variants and the last alike
   const passes: ProfiledRun[][] = variants.map(() => []);
@@ -95,7 +98,7 @@ async function measureProfiles(upstreamUrl: string, dir: string, opts: { connect
   variants.forEach((v, i) => {
     const r = runs[i]!;
     console.log(
-      `${v.name.padEnd(24)} ${String(r.requests).padStart(8)}   ${r.share.busyMs.toFixed(0).padStart(10)}   ${pct(r.share.part).padStart(9)}   ${pct(r.share.gc).padStart(5)}   ` +
+      `${v.short.padEnd(24)} ${String(r.requests).padStart(8)}   ${r.share.busyMs.toFixed(0).padStart(10)}   ${pct(r.share.part).padStart(9)}   ${pct(r.share.gc).padStart(5)}   ` +
         `${ratio(r).padStart(7)}   ${micros(r.mainUs).padStart(11)}   ${micros(r.otherUs).padStart(13)}`,
     );
   });
@@ -117,12 +120,7 @@ export async function measureObservability(upstreamUrl: string, opts: { connecti
 
 /** The four data planes side by side, loaded in alternating rounds. */
 async function measureSideBySide(upstreamUrl: string, dir: string, opts: { connections: number; seconds: number; apiKey: string }): Promise<void> {
-  const variants = [
-    { name: 'key-auth (metrics registry only)', observe: 'none' },
-    { name: 'key-auth + prometheus plugin', observe: 'prometheus' },
-    { name: 'key-auth + access log (a file)', observe: 'log' },
-    { name: 'key-auth + prometheus + access log', observe: 'full' },
-  ];
+  const variants = VARIANTS;
   const servers: Started[] = [];
   try {
     for (const v of variants) {
