@@ -38,15 +38,16 @@ function processTree(pid: number): number[] {
   return [pid, ...children.flatMap(processTree)];
 }
 
+/** user + system clock ticks of a `/proc/…/stat` file (a process's or one of its threads') */
+function statTicks(path: string): number {
+  const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** CPU time (user + system, ms) of a process and its descendants; null where /proc cannot be read */
 export function processCpuMs(pid: number): number | null {
   try {
-    let ticks = 0;
-    for (const p of processTree(pid)) {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    return ticks * TICK_MS;
+    return processTree(pid).reduce((ticks, p) => ticks + statTicks(`/proc/${p}/stat`), 0) * TICK_MS;
   } catch {
     return null;
   }
@@ -55,8 +56,7 @@ export function processCpuMs(pid: number): number | null {
 /** CPU time (user + system, ms) of one thread of a process (its main thread: `tid` = `pid`); null where /proc cannot be read */
 export function threadCpuMs(pid: number, tid: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    return statTicks(`/proc/${pid}/task/${tid}/stat`) * TICK_MS;
   } catch {
     return null;
   }
@@ -124,4 +124,3 @@ export function medianRoundRatio(contender: number[], baseline: number[], higher
 
 /** `12.3 µs` or `n/a` */
 export const micros = (us: number | null): string => (us === null ? 'n/a' : `${us.toFixed(1)} µs`);
-

@@ -58,7 +58,17 @@ async function profiledRun(observe: string, upstreamUrl: string, dir: string, op
   try {
     const pid = Number(/PID (\d+)/.exec(server.output)![1]);
     const url = `http://127.0.0.1:${server.port}/bench`;
-    const said = (word: string) => new Promise<void>((resolve) => server.child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(word) && resolve()));
+    // resolves once the server prints `word` (its answer to a signal), and stops listening then
+    const said = (word: string) =>
+      new Promise<void>((resolve) => {
+        const out = server.child.stdout!;
+        const onData = (chunk: Buffer) => {
+          if (!chunk.toString().includes(word)) return;
+          out.off('data', onData);
+          resolve();
+        };
+        out.on('data', onData);
+      });
     await autocannon({ url, connections: opts.connections, duration: 2, headers: { apikey: opts.apiKey } });
     const profiling = said('PROFILING');
     process.kill(pid, 'SIGUSR2');

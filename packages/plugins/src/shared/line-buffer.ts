@@ -14,8 +14,8 @@ const JOINED_LINES = 16;
  * Lines waiting to be written, encoded (newline-terminated) into reusable byte chunks: no string longer than a few
  * lines, no allocation per line. ASCII lines (`ascii`) are copied into the chunk as they come, one byte a character
  * (in a profile of the loaded proxy, 0.65 % of its samples against 1.1 % for joining and encoding 16 at a time);
- * other text is encoded as UTF-8 a few lines at a time. `take()` hands out
- * what waits; `recycle()` gives the chunks back once the destination has them.
+ * other text is encoded as UTF-8 a few lines at a time. `take()` hands out what waits; `recycle()` gives the chunks
+ * back once the destination has them.
  */
 export class LineBuffer {
   constructor(
@@ -42,8 +42,7 @@ export class LineBuffer {
   /** an ASCII line copied into the chunk at once, one byte a character */
   private copyAscii(line: string): void {
     const bytes = line.length + 1;
-    let chunk = this.chunk;
-    if (chunk === null || this.used + bytes > chunk.length) chunk = this.nextChunk(bytes);
+    const chunk = this.roomFor(bytes);
     chunk.write(line, this.used, 'latin1');
     chunk[this.used + bytes - 1] = 0x0a;
     this.used += bytes;
@@ -89,12 +88,16 @@ export class LineBuffer {
     const text = joining.join('\n');
     joining.length = 0;
     const bytes = Buffer.byteLength(text);
-    let chunk = this.chunk;
-    if (chunk === null || this.used + bytes > chunk.length) chunk = this.nextChunk(bytes);
-    chunk.write(text, this.used);
+    this.roomFor(bytes).write(text, this.used);
     this.used += bytes;
     // counted by their length so far
     this.bytes += bytes - text.length;
+  }
+
+  /** the chunk to write `bytes` into at `used`: the current one while they fit, else the next */
+  private roomFor(bytes: number): Buffer {
+    const chunk = this.chunk;
+    return chunk !== null && this.used + bytes <= chunk.length ? chunk : this.nextChunk(bytes);
   }
 
   private nextChunk(room: number): Buffer {
