@@ -1,51 +1,72 @@
-import { compileLinearRegex, type LinearRegex } from '@gatehouse/core';
+import { comparePriority, entriesOf, EXACT, splitHostPort, SUFFIX, type HeaderCondition, type HostRule, type RouteEntry } from './route-entries';
 import type { CompiledRoute } from './types';
 
 /**
- * Kong's route matching (3.x `traditional_compatible`). Each path of a route is its own entry; entries are sorted once
- * by Kong's precedence and the first one whose every attribute matches wins:
- *   1. more kinds of attributes set (methods, hosts, headers, paths) first;
- *   2. routes whose hosts are all plain (no wildcard) before the others;
- *   3. more header conditions first;
- *   4. regex paths before prefix paths;
- *   5. higher `regex_priority` first;
- *   6. longer prefix first;
- *   7. older route first (then id), so the order never depends on the snapshot's list order.
- * Plain paths are raw string prefixes (`/foo` matches `/foobar`); regex paths (`~/…`) are anchored at the start.
- * Paths are matched against the normalised request path (proxy/normalize-path.ts). Regexes, of paths and of header
- * values (`~*`), run on a linear-time engine (RE2 semantics, decision 17).
+ * Kong 3.9's `traditional_compatible` router. Matchers (route-entries.ts) are ranked once by Kong's priority; a
+ * request goes to the best-ranked matcher whose every attribute matches:
+ *   - methods: exactly;
+ *   - hosts: `a.test`, `*.a.test` (ends with `.a.test`), `a.*` (starts with `a.`), case-insensitively; with `:port`
+ *     only on that port, where a Host header without a port stands for the port the request came in on;
+ *   - headers: each named header has a value (each line of a header sent several times is a value of its own) equal,
+ *     case-insensitively, to one of the route's, or matching one of its `~*` patterns;
+ *   - paths: plain paths are raw string prefixes (`/foo` matches `/foobar`), regex paths (`~/…`) are anchored at the
+ *     start. They are matched against the normalised request path (proxy/normalize-path.ts).
+ * Regexes, of paths and of header values, run on a linear-time engine (RE2 semantics, decision 17).
+ *
+ * The match costs the same whatever the number of routes with hosts and prefix paths: matchers are filed by host
+ * (exact name, wildcard suffix, wildcard prefix, or none) and within that by prefix, and a request looks up only the
+ * buckets its host and path can reach. Regex paths and routes with neither host nor prefix are tried in rank order.
  */
 
-interface HostMatcher {
-  /** hosts without a port: match whatever port the client used */
-  anyPort: Set<string>;
-  /** `host:port` entries: match only that port */
-  withPort: Set<string>;
-  /** `*.example.com` → suffix `.example.com`; `example.*` → prefix `example.` */
-  suffixes: string[];
-  prefixes: string[];
+/** Matchers of one host key: by prefix path, and the rest (regex paths, no paths) in rank order. */
+class PathBuckets {
+  readonly byPrefix = new Map<string, RouteEntry[]>();
+  /** the distinct prefix lengths, shortest first */
+  lengths: number[] = [];
+  readonly rest: RouteEntry[] = [];
+
+  add(entry: RouteEntry): void {
+    if (entry.prefixes === null) {
+      if (!this.rest.includes(entry)) this.rest.push(entry);
+      return;
+    }
+    for (const prefix of entry.prefixes) {
+      const list = this.byPrefix.get(prefix);
+      if (list === undefined) this.byPrefix.set(prefix, [entry]);
+      else if (!list.includes(entry)) list.push(entry);
+    }
+  }
+
+  seal(): void {
+    for (const list of this.byPrefix.values()) list.sort(byRank);
+    this.rest.sort(byRank);
+    this.lengths = distinctLengths(this.byPrefix.keys());
+  }
 }
 
-interface HeaderCondition {
-  name: string;
-  values: Set<string>;
-  patterns: LinearRegex[];
+/** Host keys of one kind (exact names, wildcard suffixes or wildcard prefixes) → their matchers. */
+class HostBuckets {
+  readonly byKey = new Map<string, PathBuckets>();
+  lengths: number[] = [];
+
+  add(key: string, entry: RouteEntry): void {
+    let buckets = this.byKey.get(key);
+    if (buckets === undefined) this.byKey.set(key, (buckets = new PathBuckets()));
+    buckets.add(entry);
+  }
+
+  seal(): void {
+    for (const buckets of this.byKey.values()) buckets.seal();
+    this.lengths = distinctLengths(this.byKey.keys());
+  }
 }
 
-interface RouteEntry {
-  route: CompiledRoute;
-  methods: Set<string> | null;
-  hosts: HostMatcher | null;
-  headers: HeaderCondition[] | null;
-  prefix: string | null;
-  regex: LinearRegex | null;
-  // precedence keys
-  kinds: number;
-  plainHostsOnly: boolean;
-  headerCount: number;
-  regexPriority: number;
-  createdAt: number;
-  id: string;
+const byRank = (a: RouteEntry, b: RouteEntry) => a.rank - b.rank;
+
+function distinctLengths(keys: Iterable<string>): number[] {
+  const lengths = new Set<number>();
+  for (const key of keys) lengths.add(key.length);
+  return [...lengths].sort((a, b) => a - b);
 }
 
 /** The route that matched and how much of the path it matched (what `strip_path` removes). */
@@ -57,161 +78,155 @@ export interface RouteMatch {
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
-function hostMatcher(hosts: string[]): { matcher: HostMatcher; plainOnly: boolean } {
-  const matcher: HostMatcher = { anyPort: new Set(), withPort: new Set(), suffixes: [], prefixes: [] };
-  let plainOnly = true;
-  for (const raw of hosts) {
-    const host = raw.toLowerCase();
-    if (host.startsWith('*')) {
-      matcher.suffixes.push(host.slice(1));
-      plainOnly = false;
-    } else if (host.endsWith('*')) {
-      matcher.prefixes.push(host.slice(0, -1));
-      plainOnly = false;
-    } else if (/:\d+$/.test(host)) {
-      matcher.withPort.add(host);
-    } else {
-      matcher.anyPort.add(host);
+export class Router {
+  private readonly entries: RouteEntry[];
+  private readonly exact = new HostBuckets();
+  private readonly suffixes = new HostBuckets();
+  private readonly prefixes = new HostBuckets();
+  private readonly hostless = new PathBuckets();
+  private readonly usesHosts: boolean;
+
+  // the request being matched (match() runs to its end synchronously, so one set of fields serves every request)
+  private method = '';
+  private host = '';
+  private port: number | null = null;
+  private path = '';
+  private headers: RequestHeaders = {};
+  private best: RouteEntry | null = null;
+  private bestMatched = '';
+
+  constructor(routes: readonly CompiledRoute[]) {
+    this.entries = routes.flatMap(entriesOf).sort(comparePriority);
+    this.entries.forEach((entry, rank) => (entry.rank = rank));
+    for (const entry of this.entries) {
+      if (entry.hosts === null) this.hostless.add(entry);
+      else for (const rule of entry.hosts) this.bucketsOf(rule).add(rule.value, entry);
+    }
+    this.exact.seal();
+    this.suffixes.seal();
+    this.prefixes.seal();
+    this.hostless.seal();
+    this.usesHosts = this.entries.some((e) => e.hosts !== null);
+  }
+
+  private bucketsOf(rule: HostRule): HostBuckets {
+    return rule.kind === EXACT ? this.exact : rule.kind === SUFFIX ? this.suffixes : this.prefixes;
+  }
+
+  /** The matchers in the order they are tried, one line per path, for tests and diagnostics. */
+  order(): Array<{ id: string; path: string | null }> {
+    return this.entries.flatMap((e) => {
+      const paths = e.prefixes ?? e.regexes?.map((r) => `~${r.source}`) ?? [null];
+      return paths.map((path) => ({ id: e.route.route.id, path }));
+    });
+  }
+
+  /**
+   * The route for a request. `host` is the Host header as received (it may carry a port); `localPort` is the port the
+   * request came in on, which a Host header without a port stands for. `headers` values that are arrays are the
+   * lines of a header sent several times.
+   */
+  match(method: string, host: string | undefined, path: string, headers: RequestHeaders, localPort?: number): RouteMatch | null {
+    this.method = method;
+    this.path = path;
+    this.headers = headers;
+    this.best = null;
+    this.bestMatched = '';
+    this.host = '';
+    this.port = null;
+    if (this.usesHosts && host !== undefined && host !== '') {
+      const split = splitHostPort(host.toLowerCase());
+      this.host = split.host;
+      this.port = split.port ?? localPort ?? null;
+      this.searchHost();
+    }
+    this.searchPaths(this.hostless);
+    const best = this.best as RouteEntry | null;
+    this.headers = {};
+    return best === null ? null : { route: best.route, matched: this.bestMatched };
+  }
+
+  private searchHost(): void {
+    const host = this.host;
+    const exact = this.exact.byKey.get(host);
+    if (exact !== undefined) this.searchPaths(exact);
+    for (const length of this.suffixes.lengths) {
+      if (length > host.length) break;
+      const buckets = this.suffixes.byKey.get(host.slice(host.length - length));
+      if (buckets !== undefined) this.searchPaths(buckets);
+    }
+    for (const length of this.prefixes.lengths) {
+      if (length > host.length) break;
+      const buckets = this.prefixes.byKey.get(host.slice(0, length));
+      if (buckets !== undefined) this.searchPaths(buckets);
     }
   }
-  return { matcher, plainOnly };
-}
 
-function headerConditions(headers: Record<string, string[]>): HeaderCondition[] {
-  return Object.keys(headers)
-    .sort()
-    .map((name) => {
-      const values = new Set<string>();
-      const patterns: LinearRegex[] = [];
-      for (const value of headers[name]!) {
-        if (value.startsWith('~*')) patterns.push(compileRegex(value.slice(2), { caseInsensitive: true }, `header ${name}`));
-        else values.add(value.toLowerCase());
-      }
-      return { name: name.toLowerCase(), values, patterns };
-    });
-}
-
-function compileRegex(source: string, options: { anchored?: boolean; caseInsensitive?: boolean }, what: string): LinearRegex {
-  try {
-    return compileLinearRegex(source, options);
-  } catch (err) {
-    throw new Error(`invalid regex for ${what}: ${source} (${(err as Error).message})`);
+  /** Records the best-ranked matching entry of `buckets` if it ranks before the best found so far. */
+  private searchPaths(buckets: PathBuckets): void {
+    const path = this.path;
+    for (const length of buckets.lengths) {
+      if (length > path.length) break;
+      const prefix = length === path.length ? path : path.slice(0, length);
+      const list = buckets.byPrefix.get(prefix);
+      if (list !== undefined) this.firstMatch(list, prefix);
+    }
+    this.firstMatch(buckets.rest, null);
   }
-}
 
-function entriesOf(route: CompiledRoute): RouteEntry[] {
-  const r = route.route;
-  const methods = r.methods && r.methods.length > 0 ? new Set(r.methods) : null;
-  const hostInfo = r.hosts && r.hosts.length > 0 ? hostMatcher(r.hosts) : null;
-  const headers = r.headers && Object.keys(r.headers).length > 0 ? headerConditions(r.headers) : null;
-  const paths = r.paths && r.paths.length > 0 ? r.paths : null;
-  const kinds = (methods ? 1 : 0) + (hostInfo ? 1 : 0) + (headers ? 1 : 0) + (paths ? 1 : 0);
-  const base = {
-    route,
-    methods,
-    hosts: hostInfo?.matcher ?? null,
-    headers,
-    kinds,
-    plainHostsOnly: hostInfo?.plainOnly ?? false,
-    headerCount: headers?.length ?? 0,
-    regexPriority: r.regex_priority ?? 0,
-    createdAt: r.created_at ?? 0,
-    id: r.id,
-  };
-  if (!paths) return [{ ...base, prefix: null, regex: null }];
-  return paths.map((path) =>
-    path.startsWith('~')
-      ? { ...base, prefix: null, regex: compileRegex(path.slice(1), { anchored: true }, `route ${r.id} path`) }
-      : { ...base, prefix: path, regex: null },
-  );
-}
+  private firstMatch(list: RouteEntry[], prefix: string | null): void {
+    for (const entry of list) {
+      if (this.best !== null && entry.rank >= this.best.rank) return;
+      if (!this.accepts(entry)) continue;
+      if (prefix !== null) {
+        this.best = entry;
+        this.bestMatched = prefix;
+        return;
+      }
+      if (entry.regexes === null) {
+        this.best = entry;
+        this.bestMatched = '';
+        return;
+      }
+      for (const regex of entry.regexes) {
+        const matched = regex.exec(this.path);
+        if (matched !== null) {
+          this.best = entry;
+          this.bestMatched = matched;
+          return;
+        }
+      }
+    }
+  }
 
-/** Negative when `a` must be tried before `b`. */
-export function comparePrecedence(a: RouteEntry, b: RouteEntry): number {
-  if (a.kinds !== b.kinds) return b.kinds - a.kinds;
-  if (a.plainHostsOnly !== b.plainHostsOnly) return a.plainHostsOnly ? -1 : 1;
-  if (a.headerCount !== b.headerCount) return b.headerCount - a.headerCount;
-  const aRegex = a.regex !== null;
-  const bRegex = b.regex !== null;
-  if (aRegex !== bRegex) return aRegex ? -1 : 1;
-  if (a.regexPriority !== b.regexPriority) return b.regexPriority - a.regexPriority;
-  const aLength = a.prefix?.length ?? 0;
-  const bLength = b.prefix?.length ?? 0;
-  if (aLength !== bLength) return bLength - aLength;
-  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
+  /** Methods, hosts and headers (the path is what filed the entry, or its regexes, checked by the caller). */
+  private accepts(entry: RouteEntry): boolean {
+    if (entry.methods !== null && !entry.methods.has(this.method)) return false;
+    if (entry.hosts !== null && !this.hostMatches(entry.hosts)) return false;
+    return entry.headers === null || headersMatch(entry.headers, this.headers);
+  }
 
-function hostMatches(matcher: HostMatcher, hostWithPort: string, hostOnly: string): boolean {
-  if (matcher.anyPort.has(hostOnly)) return true;
-  if (matcher.withPort.size > 0 && matcher.withPort.has(hostWithPort)) return true;
-  for (const suffix of matcher.suffixes) if (hostOnly.length > suffix.length && hostOnly.endsWith(suffix)) return true;
-  for (const prefix of matcher.prefixes) if (hostOnly.length > prefix.length && hostOnly.startsWith(prefix)) return true;
-  return false;
+  private hostMatches(rules: HostRule[]): boolean {
+    const host = this.host;
+    for (const rule of rules) {
+      if (rule.port !== null && rule.port !== this.port) continue;
+      if (rule.kind === EXACT ? host === rule.value : rule.kind === SUFFIX ? host.endsWith(rule.value) : host.startsWith(rule.value)) return true;
+    }
+    return false;
+  }
 }
 
 function headersMatch(conditions: HeaderCondition[], headers: RequestHeaders): boolean {
   for (const condition of conditions) {
     const raw = headers[condition.name];
     if (raw === undefined) return false;
-    const values = Array.isArray(raw) ? raw : [raw];
-    let ok = false;
-    for (const value of values) {
-      const lower = value.toLowerCase();
-      if (condition.values.has(lower) || condition.patterns.some((p) => p.test(value))) {
-        ok = true;
-        break;
-      }
-    }
-    if (!ok) return false;
+    if (typeof raw === 'string' ? !valueMatches(condition, raw) : !raw.some((value) => valueMatches(condition, value))) return false;
   }
   return true;
 }
 
-function stripPort(host: string): string {
-  // IPv6 literals keep their brackets: [::1]:8000 → [::1]
-  const colon = host.lastIndexOf(':');
-  if (colon < 0 || host.endsWith(']')) return host;
-  return host.slice(0, colon);
-}
-
-export class Router {
-  private readonly entries: RouteEntry[];
-  private readonly usesHosts: boolean;
-
-  constructor(routes: readonly CompiledRoute[]) {
-    this.entries = routes.flatMap(entriesOf).sort(comparePrecedence);
-    this.usesHosts = this.entries.some((e) => e.hosts !== null);
-  }
-
-  /** The routes in the order they are tried, for tests and diagnostics. */
-  order(): Array<{ id: string; path: string | null }> {
-    return this.entries.map((e) => ({ id: e.id, path: e.prefix ?? (e.regex ? `~${e.regex.source}` : null) }));
-  }
-
-  /** The route for a request; `host` is the Host header as received (it may carry a port). */
-  match(method: string, host: string | undefined, path: string, headers: RequestHeaders): RouteMatch | null {
-    let hostWithPort = '';
-    let hostOnly = '';
-    if (this.usesHosts && host !== undefined) {
-      hostWithPort = host.toLowerCase();
-      hostOnly = stripPort(hostWithPort);
-    }
-    for (const entry of this.entries) {
-      if (entry.methods !== null && !entry.methods.has(method)) continue;
-      if (entry.hosts !== null && (hostOnly === '' || !hostMatches(entry.hosts, hostWithPort, hostOnly))) continue;
-      if (entry.headers !== null && !headersMatch(entry.headers, headers)) continue;
-      if (entry.prefix !== null) {
-        if (!path.startsWith(entry.prefix)) continue;
-        return { route: entry.route, matched: entry.prefix };
-      }
-      if (entry.regex !== null) {
-        const matched = entry.regex.exec(path);
-        if (matched === null) continue;
-        return { route: entry.route, matched };
-      }
-      return { route: entry.route, matched: '' };
-    }
-    return null;
-  }
+function valueMatches(condition: HeaderCondition, value: string): boolean {
+  if (condition.values.has(value.toLowerCase())) return true;
+  for (const pattern of condition.patterns) if (pattern.test(value)) return true;
+  return false;
 }

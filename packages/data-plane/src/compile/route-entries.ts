@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { compileLinearRegex, type LinearRegex } from '@gatehouse/core';
+import type { CompiledRoute } from './types';
+
+/**
+ * A route as Kong 3.9's `traditional_compatible` router sees it (kong/router/transform.lua): one matcher per route,
+ * except that a route whose paths mix regexes and prefixes of different lengths is split into one matcher per group
+ * (all its regexes; its prefixes of one length), each with its own priority and its own id. Matchers are tried by
+ * priority, highest first, and equal priorities by id, highest first (the ATC router keeps them in a map ordered by
+ * (priority, uuid) and walks it backwards). The priority compares, in order:
+ *   1. how many kinds of attributes the route sets (methods, hosts, headers, paths);
+ *   2. whether it has hosts and none is a wildcard;
+ *   3. how many header names it sets;
+ *   4. whether its paths are regexes;
+ *   5. for regex paths only, `regex_priority`;
+ *   6. for prefix paths, their length.
+ */
+export interface RouteEntry {
+  route: CompiledRoute;
+  /** the matcher's id: the route's, or for one group of a split route the UUID v5 Kong derives for it */
+  id: string;
+  methods: Set<string> | null;
+  hosts: HostRule[] | null;
+  headers: HeaderCondition[] | null;
+  /** prefix paths, all of one length */
+  prefixes: string[] | null;
+  /** regex paths, in the route's order (the first that matches gives the matched text) */
+  regexes: LinearRegex[] | null;
+  weight: number;
+  plainHostsOnly: boolean;
+  headerCount: number;
+  regexPriority: number;
+  prefixLength: number;
+  /** position in the order matchers are tried (0 first); set by the router */
+  rank: number;
+}
+
+export const EXACT = 0;
+export const SUFFIX = 1;
+export const PREFIX = 2;
+
+export interface HostRule {
+  /** EXACT `a.test`, SUFFIX `*.a.test` (value `.a.test`), PREFIX `a.*` (value `a.`) */
+  kind: number;
+  value: string;
+  /** `host:port` matches that port only; null: any port */
+  port: number | null;
+}
+
+export interface HeaderCondition {
+  /** the request header it reads: lower case, `_` read as `-` (as nginx's header lookup does) */
+  name: string;
+  values: Set<string>;
+  patterns: LinearRegex[];
+}
+
+/** Kong's `split_host_port`: `host:port` when what follows the colon is a number; `[v6]:port` keeps its brackets. */
+export function splitHostPort(raw: string): { host: string; port: number | null } {
+  const from = raw.charCodeAt(0) === 91 /* [ */ ? raw.indexOf(']') + 1 : 0;
+  const colon = raw.indexOf(':', from);
+  if (colon < 0 || (from > 0 && colon !== from)) return { host: raw, port: null };
+  const digits = raw.slice(colon + 1);
+  if (!/^\d+$/.test(digits)) return { host: raw, port: null };
+  return { host: raw.slice(0, colon), port: Number(digits) };
+}
+
+function hostRule(raw: string): HostRule {
+  const { host, port } = splitHostPort(raw.toLowerCase());
+  if (host.charCodeAt(0) === 42 /* * */) return { kind: SUFFIX, value: host.slice(1), port };
+  if (host.charCodeAt(host.length - 1) === 42) return { kind: PREFIX, value: host.slice(0, -1), port };
+  return { kind: EXACT, value: host, port };
+}
+
+function headerConditions(headers: Record<string, string[]>): HeaderCondition[] {
+  return Object.keys(headers).map((name) => {
+    const values = new Set<string>();
+    const patterns: LinearRegex[] = [];
+    for (const value of headers[name]!) {
+      if (value.startsWith('~*')) patterns.push(compileRegex(value.slice(2), { caseInsensitive: true }, `header ${name}`));
+      else values.add(value.toLowerCase());
+    }
+    return { name: name.toLowerCase().replace(/_/g, '-'), values, patterns };
+  });
+}
+
+function compileRegex(source: string, options: { anchored?: boolean; caseInsensitive?: boolean }, what: string): LinearRegex {
+  try {
+    return compileLinearRegex(source, options);
+  } catch (err) {
+    throw new Error(`invalid regex for ${what}: ${source} (${(err as Error).message})`);
+  }
+}
+
+const nonEmpty = <T>(list: T[] | null | undefined): list is T[] => Array.isArray(list) && list.length > 0;
+
+/** Kong's path groups: all regexes in one, prefixes by length, in the order each group first appears. */
+function pathGroups(paths: string[]): string[][] {
+  const groups = new Map<number, string[]>();
+  for (const path of paths) {
+    const key = path.startsWith('~') ? -1 : path.length;
+    const group = groups.get(key);
+    if (group) group.push(path);
+    else groups.set(key, [path]);
+  }
+  return [...groups.values()];
+}
+
+/** The matchers of one route: one, or one per path group when its paths fall in several. */
+export function entriesOf(route: CompiledRoute): RouteEntry[] {
+  const r = route.route;
+  const methods = nonEmpty(r.methods) ? new Set(r.methods) : null;
+  const hosts = nonEmpty(r.hosts) ? r.hosts.map(hostRule) : null;
+  const headers = r.headers && Object.keys(r.headers).length > 0 ? headerConditions(r.headers) : null;
+  const paths = nonEmpty(r.paths) ? r.paths : null;
+  const base = {
+    route,
+    methods,
+    hosts,
+    headers,
+    weight: (methods ? 1 : 0) + (hosts ? 1 : 0) + (headers ? 1 : 0) + (paths ? 1 : 0),
+    plainHostsOnly: hosts !== null && hosts.every((h) => h.kind === EXACT),
+    headerCount: headers?.length ?? 0,
+    rank: 0,
+  };
+  if (paths === null) return [{ ...base, id: r.id, prefixes: null, regexes: null, regexPriority: 0, prefixLength: 0 }];
+  const groups = pathGroups(paths);
+  return groups.map((group, i) => {
+    const id = groups.length === 1 ? r.id : splitRouteId(r.id, i + 1);
+    if (group[0]!.startsWith('~')) {
+      const regexes = group.map((p) => compileRegex(p.slice(1), { anchored: true }, `route ${r.id} path`));
+      return { ...base, id, prefixes: null, regexes, regexPriority: r.regex_priority ?? 0, prefixLength: 0 };
+    }
+    return { ...base, id, prefixes: group, regexes: null, regexPriority: 0, prefixLength: group[0]!.length };
+  });
+}
+
+/** Negative when `a` is tried before `b`. */
+export function comparePriority(a: RouteEntry, b: RouteEntry): number {
+  if (a.weight !== b.weight) return b.weight - a.weight;
+  if (a.plainHostsOnly !== b.plainHostsOnly) return a.plainHostsOnly ? -1 : 1;
+  if (a.headerCount !== b.headerCount) return b.headerCount - a.headerCount;
+  const aRegex = a.regexes !== null;
+  if (aRegex !== (b.regexes !== null)) return aRegex ? -1 : 1;
+  if (a.regexPriority !== b.regexPriority) return b.regexPriority - a.regexPriority;
+  if (a.prefixLength !== b.prefixLength) return b.prefixLength - a.prefixLength;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/** The namespace Kong derives split routes' ids in (kong/router/transform.lua). */
+const SPLIT_NAMESPACE = Buffer.from('7f145bf90dce4f9198ebdebbce4b9f6b', 'hex');
+
+/** UUID v5 (RFC 4122, SHA-1) of `<route id>#<group number>`, as Kong names the groups of a split route. */
+export function splitRouteId(routeId: string, group: number): string {
+  const hash = createHash('sha1').update(SPLIT_NAMESPACE).update(`${routeId}#${group}`).digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
