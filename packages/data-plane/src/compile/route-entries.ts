@@ -147,11 +147,16 @@ export function comparePriority(a: RouteEntry, b: RouteEntry): number {
 }
 
 /** The namespace Kong derives split routes' ids in (kong/router/transform.lua). */
-const SPLIT_NAMESPACE = Buffer.from('7f145bf90dce4f9198ebdebbce4b9f6b', 'hex');
+const SPLIT_NAMESPACE = '7f145bf9-0dce-4f91-98eb-debbce4b9f6b';
 
-/** UUID v5 (RFC 4122, SHA-1) of `<route id>#<group number>`, as Kong names the groups of a split route. */
+/** The id Kong gives group `group` (1-based) of a split route: the UUID v5 of `<route id>#<group>`. */
 export function splitRouteId(routeId: string, group: number): string {
-  const hash = createHash('sha1').update(SPLIT_NAMESPACE).update(`${routeId}#${group}`).digest();
+  return uuidV5(SPLIT_NAMESPACE, `${routeId}#${group}`);
+}
+
+/** A name-based UUID (RFC 4122 version 5, SHA-1). */
+export function uuidV5(namespace: string, name: string): string {
+  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name).digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');
