@@ -3,6 +3,7 @@
 //   BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_ONLY (comma-separated target names)
 //   BENCH_SCALE_N (default 100000) and BENCH_SCALE_SMALL (default 100): the consumer counts of the `scale` scenario
 //   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
+//   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
@@ -16,6 +17,7 @@ import { measureObservability } from './observability';
 import { formatStartup, measureStartup } from './startup';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
+import { measureRouter, printRouter } from './router';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -85,6 +87,8 @@ async function main(): Promise<void> {
       await workersUpstream.stop();
     }
   }
+
+  if (!only || only.includes('router')) printRouter(measureRouter());
 
   if (!only || only.includes('basic-auth-stall')) {
     const stallUpstream = await startScript(here('servers/upstream.ts'));

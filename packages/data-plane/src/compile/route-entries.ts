@@ -26,6 +26,8 @@ export interface RouteEntry {
   prefixes: string[] | null;
   /** regex paths, in the route's order (the first that matches gives the matched text) */
   regexes: LinearRegex[] | null;
+  /** the literal text each of `regexes` must start with, when every one has some; else null */
+  regexPrefixes: string[] | null;
   weight: number;
   plainHostsOnly: boolean;
   headerCount: number;
@@ -122,16 +124,32 @@ export function entriesOf(route: CompiledRoute): RouteEntry[] {
     headerCount: headers?.length ?? 0,
     rank: 0,
   };
-  if (paths === null) return [{ ...base, id: r.id, prefixes: null, regexes: null, regexPriority: 0, prefixLength: 0 }];
+  if (paths === null) return [{ ...base, id: r.id, prefixes: null, regexes: null, regexPrefixes: null, regexPriority: 0, prefixLength: 0 }];
   const groups = pathGroups(paths);
   return groups.map((group, i) => {
     const id = groups.length === 1 ? r.id : splitRouteId(r.id, i + 1);
     if (group[0]!.startsWith('~')) {
       const regexes = group.map((p) => compileRegex(p.slice(1), { anchored: true }, `route ${r.id} path`));
-      return { ...base, id, prefixes: null, regexes, regexPriority: r.regex_priority ?? 0, prefixLength: 0 };
+      const literal = group.map((p) => literalPrefix(p.slice(1)));
+      const regexPrefixes = literal.every((text) => text.length > 0) ? literal : null;
+      return { ...base, id, prefixes: null, regexes, regexPrefixes, regexPriority: r.regex_priority ?? 0, prefixLength: 0 };
     }
-    return { ...base, id, prefixes: group, regexes: null, regexPriority: 0, prefixLength: group[0]!.length };
+    return { ...base, id, prefixes: group, regexes: null, regexPrefixes: null, regexPriority: 0, prefixLength: group[0]!.length };
   });
+}
+
+const REGEX_SYNTAX = new Set('\\.*+?()[]{}^$|');
+
+/**
+ * The literal text every match of an anchored regex path starts with: its characters up to the first piece of regex
+ * syntax, less the last one when a `*`, `?` or `{` makes it optional. '' when the regex has an alternation anywhere.
+ */
+export function literalPrefix(source: string): string {
+  if (source.includes('|')) return '';
+  let i = 0;
+  while (i < source.length && !REGEX_SYNTAX.has(source[i]!)) i++;
+  const next = source[i];
+  return next === '*' || next === '?' || next === '{' ? source.slice(0, Math.max(0, i - 1)) : source.slice(0, i);
 }
 
 /** Negative when `a` is tried before `b`. */

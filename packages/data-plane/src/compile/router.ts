@@ -13,35 +13,43 @@ import type { CompiledRoute } from './types';
  *     start. They are matched against the normalised request path (proxy/normalize-path.ts).
  * Regexes, of paths and of header values, run on a linear-time engine (RE2 semantics, decision 17).
  *
- * The match costs the same whatever the number of routes with hosts and prefix paths: matchers are filed by host
- * (exact name, wildcard suffix, wildcard prefix, or none) and within that by prefix, and a request looks up only the
- * buckets its host and path can reach. Regex paths and routes with neither host nor prefix are tried in rank order.
+ * The match costs the same whatever the number of routes: matchers are filed by host (exact name, wildcard suffix,
+ * wildcard prefix, or none) and within that by prefix path, or by the literal text a regex path must start with, and a
+ * request looks up only the buckets its host and path can reach. Regexes without such a text (`~/(a|b)`, `~.*`) and
+ * routes with neither host nor path are tried in rank order.
  */
 
-/** Matchers of one host key: by prefix path, and the rest (regex paths, no paths) in rank order. */
+/**
+ * Matchers of one host key: by prefix path; by the literal text their regex paths start with; and the rest (regexes
+ * without such a text, no paths) in rank order.
+ */
 class PathBuckets {
   readonly byPrefix = new Map<string, RouteEntry[]>();
-  /** the distinct prefix lengths, shortest first */
+  readonly byRegexPrefix = new Map<string, RouteEntry[]>();
+  /** the distinct key lengths of each map, shortest first */
   lengths: number[] = [];
+  regexLengths: number[] = [];
   readonly rest: RouteEntry[] = [];
 
   add(entry: RouteEntry): void {
-    if (entry.prefixes === null) {
-      if (!this.rest.includes(entry)) this.rest.push(entry);
-      return;
-    }
-    for (const prefix of entry.prefixes) {
-      const list = this.byPrefix.get(prefix);
-      if (list === undefined) this.byPrefix.set(prefix, [entry]);
-      else if (!list.includes(entry)) list.push(entry);
-    }
+    if (entry.prefixes !== null) for (const prefix of entry.prefixes) file(this.byPrefix, prefix, entry);
+    else if (entry.regexPrefixes !== null) for (const prefix of entry.regexPrefixes) file(this.byRegexPrefix, prefix, entry);
+    else if (!this.rest.includes(entry)) this.rest.push(entry);
   }
 
   seal(): void {
     for (const list of this.byPrefix.values()) list.sort(byRank);
+    for (const list of this.byRegexPrefix.values()) list.sort(byRank);
     this.rest.sort(byRank);
     this.lengths = distinctLengths(this.byPrefix.keys());
+    this.regexLengths = distinctLengths(this.byRegexPrefix.keys());
   }
+}
+
+function file(map: Map<string, RouteEntry[]>, key: string, entry: RouteEntry): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [entry]);
+  else if (!list.includes(entry)) list.push(entry);
 }
 
 /** Host keys of one kind (exact names, wildcard suffixes or wildcard prefixes) → their matchers. */
@@ -170,6 +178,11 @@ export class Router {
       const prefix = length === path.length ? path : path.slice(0, length);
       const list = buckets.byPrefix.get(prefix);
       if (list !== undefined) this.firstMatch(list, prefix);
+    }
+    for (const length of buckets.regexLengths) {
+      if (length > path.length) break;
+      const list = buckets.byRegexPrefix.get(length === path.length ? path : path.slice(0, length));
+      if (list !== undefined) this.firstMatch(list, null);
     }
     this.firstMatch(buckets.rest, null);
   }
