@@ -5,28 +5,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { freePort, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
-import { cleanUp, waitUntil } from './support/helpers';
+import { cleanUp, waitUntil, withHost } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
-
-/** A request with a chosen Host header (fetch does not allow setting it). */
-function withHost(url: string, host: string, method = 'GET'): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers: { host } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: any = text;
-        try {
-          body = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe.each(TOPOLOGIES)('routing and proxying (%s)', (name) => {
   let topology: Topology;

@@ -1,33 +1,11 @@
 // Kong 3.9's path-handling fixture replayed through the proxy, in both topologies: every case gets a route of its own
 // (selected by Host), and the upstream path each data plane forwards must be Kong's. Also: what `strip_path` leaves
 // never starts with a dot segment, whatever form the dots were sent in.
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { PATH_HANDLING_CASES, type PathHandlingCase } from '../../packages/data-plane/src/proxy/upstream-path.cases';
-import { cleanUp } from './support/helpers';
+import { cleanUp, withHost } from './support/helpers';
 import { adminClient, startTopology, TOPOLOGIES, type Topology } from './support/topology';
-
-/** GET with the path sent byte for byte as given (no URL parsing on the way) and a chosen Host header. */
-function rawGet(proxyUrl: string, path: string, host: string): Promise<{ status: number; body: any }> {
-  const { hostname, port } = new URL(proxyUrl);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ hostname, port, path, method: 'GET', headers: { host } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: any = text;
-        try {
-          body = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 interface RouteSetup {
   host: string;
@@ -74,7 +52,7 @@ describe.each(TOPOLOGIES)("Kong's routing cases through the proxy (%s)", (name) 
   async function forwarded(path: string, host: string): Promise<string> {
     const urls = new Set<string>();
     for (const dp of topology.dataPlanes) {
-      const res = await rawGet(dp.proxyUrl, path, host);
+      const res = await withHost(`${dp.proxyUrl}${path}`, host);
       if (res.status !== 200) throw new Error(`${host} ${path} → ${res.status} ${JSON.stringify(res.body)}`);
       urls.add(res.body.url);
     }

@@ -1,5 +1,5 @@
 // Small helpers shared by the e2e tests: waiting on a condition, credentials, a steady request loop.
-import { get as httpGet } from 'node:http';
+import { get as httpGet, request as httpRequest } from 'node:http';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 /** Polls `check` until it returns true (errors count as "not yet"); fails with the last error after `timeoutMs`. */
@@ -16,6 +16,26 @@ export async function waitUntil(what: string, check: () => Promise<boolean> | bo
     await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** A request with a chosen Host header (fetch does not allow setting it); the path is sent as written. */
+export function withHost(url: string, host: string, method = 'GET'): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {}
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** `Basic base64(user:password)` */

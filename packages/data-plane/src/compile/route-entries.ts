@@ -56,14 +56,24 @@ export interface HeaderCondition {
   patterns: LinearRegex[];
 }
 
-/** Kong's `split_host_port`: `host:port` when what follows the colon is a number; `[v6]:port` keeps its brackets. */
-export function splitHostPort(raw: string): { host: string; port: number | null } {
+/**
+ * Kong's `split_host_port`: where the `:` before a port is in `host:port` (what follows it must be a number), or -1.
+ * `[v6]:port` keeps its brackets in the host.
+ */
+export function portColon(raw: string): number {
   const from = raw.charCodeAt(0) === 91 /* [ */ ? raw.indexOf(']') + 1 : 0;
   const colon = raw.indexOf(':', from);
-  if (colon < 0 || (from > 0 && colon !== from)) return { host: raw, port: null };
-  const digits = raw.slice(colon + 1);
-  if (!/^\d+$/.test(digits)) return { host: raw, port: null };
-  return { host: raw.slice(0, colon), port: Number(digits) };
+  if (colon < 0 || (from > 0 && colon !== from) || colon === raw.length - 1) return -1;
+  for (let i = colon + 1; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+  }
+  return colon;
+}
+
+function splitHostPort(raw: string): { host: string; port: number | null } {
+  const colon = portColon(raw);
+  return colon < 0 ? { host: raw, port: null } : { host: raw.slice(0, colon), port: Number(raw.slice(colon + 1)) };
 }
 
 function hostRule(raw: string): HostRule {

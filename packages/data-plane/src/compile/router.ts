@@ -1,4 +1,4 @@
-import { comparePriority, entriesOf, EXACT, splitHostPort, SUFFIX, type HeaderCondition, type HostRule, type RouteEntry } from './route-entries';
+import { comparePriority, entriesOf, EXACT, portColon, SUFFIX, type HeaderCondition, type HostRule, type RouteEntry } from './route-entries';
 import type { CompiledRoute } from './types';
 
 /**
@@ -86,6 +86,8 @@ export interface RouteMatch {
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
+const NO_HEADERS: RequestHeaders = Object.freeze({});
+
 export class Router {
   private readonly entries: RouteEntry[];
   private readonly exact = new HostBuckets();
@@ -99,7 +101,7 @@ export class Router {
   private host = '';
   private port: number | null = null;
   private path = '';
-  private headers: RequestHeaders = {};
+  private headers: RequestHeaders = NO_HEADERS;
   private best: RouteEntry | null = null;
   private bestMatched = '';
 
@@ -143,14 +145,15 @@ export class Router {
     this.host = '';
     this.port = null;
     if (this.usesHosts && host !== undefined && host !== '') {
-      const split = splitHostPort(host.toLowerCase());
-      this.host = split.host;
-      this.port = split.port ?? localPort ?? null;
+      const lower = host.toLowerCase();
+      const colon = portColon(lower);
+      this.host = colon < 0 ? lower : lower.slice(0, colon);
+      this.port = colon < 0 ? (localPort ?? null) : Number(lower.slice(colon + 1));
       this.searchHost();
     }
     this.searchPaths(this.hostless);
     const best = this.best as RouteEntry | null;
-    this.headers = {};
+    this.headers = NO_HEADERS;
     return best === null ? null : { route: best.route, matched: this.bestMatched };
   }
 
