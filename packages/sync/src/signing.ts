@@ -55,8 +55,10 @@ const hmac = (payload: string, keys: SnapshotKeys): Buffer => hmacInSlices(paylo
 
 /** the envelope of a sealed snapshot payload */
 function snapshotEnvelope(snapshot: Snapshot, payload: string, keys: SnapshotKeys): SignedSnapshot {
-  const signed: SignedSnapshot = { version: snapshot.version, hash: snapshot.hash, cipher: SEAL_CIPHER, payload, signature: hmac(payload, keys).toString('hex') };
+  // the fields in the order parseSignedSnapshot gives them, so a stored snapshot and one read back print alike
+  const signed: SignedSnapshot = { version: snapshot.version, hash: snapshot.hash, payload, signature: hmac(payload, keys).toString('hex') };
   if (snapshot.epoch !== undefined) signed.epoch = snapshot.epoch;
+  signed.cipher = SEAL_CIPHER;
   return signed;
 }
 
@@ -167,11 +169,11 @@ export function signDelta(delta: SnapshotDelta, secret: SnapshotSecret): SignedD
     from: delta.from,
     version: delta.version,
     hash: delta.hash,
-    cipher: SEAL_CIPHER,
     payload,
     signature: hmac(payload, keys).toString('hex'),
   };
   if (delta.epoch !== undefined) signed.epoch = delta.epoch;
+  signed.cipher = SEAL_CIPHER;
   return signed;
 }
 
