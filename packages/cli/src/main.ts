@@ -3,7 +3,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
-import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
+import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import { openBus, openHealthChannel } from './bus';
@@ -84,6 +84,13 @@ async function run(command: string): Promise<void> {
   const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
   if (tokenRedis) metrics.watchRedis(tokenRedis);
+  // tokens an earlier release kept in clear go once, in the background
+  if (tokenRedis) {
+    purgeClearOAuth2Tokens(tokenRedis, settings.redisPrefix).then(
+      (removed) => removed > 0 && log.warn('oauth2 tokens stored in clear by an earlier release removed; their clients must ask for new ones', { keys: removed }),
+      (err: Error) => log.warn('oauth2 tokens stored in clear could not be removed; trying again at the next start', { error: err.message }),
+    );
+  }
   const tokens: OAuth2TokenStore | null = tokenRedis ? redisTokenStore(tokenRedis, settings.redisPrefix) : role === 'all' ? new MemoryTokenStore() : null;
   // proxy-cache: the data plane's memory cache; the admin API purges it in place (one process) or over Redis
   const cacheMemory = role !== 'control_plane' ? new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES) : null;

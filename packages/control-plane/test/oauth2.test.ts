@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import request from 'supertest';
-import { isHashedSecret, MemoryTokenStore, verifyHashedSecret, type OAuth2Token } from '@gatehouse/plugins';
+import { isHashedSecret, MemoryTokenStore, oauth2TokenDigest as digest, verifyHashedSecret, type OAuth2Token } from '@gatehouse/plugins';
 import { createAdminApp, oauth2TokensExtension, openDatabase, type AdminApp, type Database } from '../src';
 
 // database start-up (PGlite's first initdb) can take longer than jest's default 5 s
@@ -107,19 +107,20 @@ describe('oauth2 admin API', () => {
           service: null,
           token_type: 'bearer',
           expires_in: 7200,
-          access_token: `access-${i}`,
-          refresh_token: `refresh-${i}`,
+          access_token_digest: digest(`access-${i}`),
+          refresh_token_digest: digest(`refresh-${i}`),
           authenticated_userid: 'u',
           scope: 'read',
           issued_at_ms: now,
-          removed_at_ms: now + (i + 1) * 60_000,
+          refresh_expires_at_ms: now + (i + 1) * 60_000 * 1000,
+          removed_at_ms: now + (i + 1) * 60_000 * 1000,
         };
         saved.push(token);
         await store.saveToken(token);
       }
     });
 
-    it("lists the store's tokens in Kong's shape, page by page", async () => {
+    it("lists the store's tokens in Kong's shape, page by page, with the digests of the tokens it keeps in their place", async () => {
       const first = await request(app).get('/oauth2_tokens?size=2').expect(200);
       expect(first.body.data).toHaveLength(2);
       expect(first.body.data[0]).toEqual({
@@ -129,8 +130,8 @@ describe('oauth2 admin API', () => {
         service: null,
         token_type: 'bearer',
         expires_in: 7200,
-        access_token: 'access-0',
-        refresh_token: 'refresh-0',
+        access_token: `sha256:${digest('access-0')}`,
+        refresh_token: `sha256:${digest('refresh-0')}`,
         authenticated_userid: 'u',
         scope: 'read',
       });
@@ -146,12 +147,13 @@ describe('oauth2 admin API', () => {
       await request(app).get('/oauth2_tokens?size=0').expect(400);
     });
 
-    it('reads one token by id or access token, and revokes it', async () => {
-      expect((await request(app).get(`/oauth2_tokens/${saved[1]!.id}`).expect(200)).body.access_token).toBe('access-1');
+    it('reads one token by id, by access token or by the digest it shows, and revokes it', async () => {
+      expect((await request(app).get(`/oauth2_tokens/${saved[1]!.id}`).expect(200)).body.access_token).toBe(`sha256:${digest('access-1')}`);
       expect((await request(app).get('/oauth2_tokens/access-1').expect(200)).body.id).toBe(saved[1]!.id);
+      expect((await request(app).get(`/oauth2_tokens/sha256:${digest('access-1')}`).expect(200)).body.id).toBe(saved[1]!.id);
       await request(app).delete(`/oauth2_tokens/${saved[1]!.id}`).expect(204);
-      expect(await store.findByAccessToken('access-1')).toBeNull();
-      expect(await store.findByRefreshToken('refresh-1')).toBeNull();
+      expect(await store.findByAccessDigest(digest('access-1'))).toBeNull();
+      expect(await store.findByRefreshDigest(digest('refresh-1'))).toBeNull();
       await request(app).get(`/oauth2_tokens/${saved[1]!.id}`).expect(404);
       await request(app).delete(`/oauth2_tokens/${saved[1]!.id}`).expect(204);
       await request(app).delete('/oauth2_tokens/access-2').expect(204);

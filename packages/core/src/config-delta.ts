@@ -50,7 +50,8 @@ export interface SignedDelta {
   version: number;
   hash: string;
   epoch?: string;
-  /** base64 of gzip(JSON(delta)) */
+  /** `aes-256-gcm` when the payload is sealed as a snapshot's is; absent (earlier releases): base64 of gzip(JSON(delta)) */
+  cipher?: string;
   payload: string;
   /** hex HMAC-SHA256 of `payload` under the cluster secret */
   signature: string;

@@ -100,7 +100,8 @@ export interface Snapshot {
 export interface SignedSnapshot {
   version: number;
   hash: string;
-  /** base64 of gzip(JSON(snapshot)) */
+  /** `aes-256-gcm`: base64 of iv ‖ AES-256-GCM(gzip(JSON(snapshot))) ‖ tag; absent (earlier releases): base64 of gzip(JSON(snapshot)) */
+  cipher?: string;
   payload: string;
   /** hex HMAC-SHA256 of `payload` under the cluster secret */
   signature: string;

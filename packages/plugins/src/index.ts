@@ -47,6 +47,7 @@ export {
   presentToken as presentOAuth2Token,
   listOAuth2Tokens,
   findOAuth2Token,
+  tokenDigest as oauth2TokenDigest,
   decodeCursor as decodeOAuth2TokenCursor,
   type TokenStore as OAuth2TokenStore,
   type OAuth2Token,
@@ -55,7 +56,7 @@ export {
 } from './oauth2/token-store';
 export { MemoryTokenStore } from './oauth2/memory-token-store';
 export { RedisTokenStore } from './oauth2/redis-token-store';
-export { redisTokenStore, oauth2RedisPrefix, tokenStoreOf } from './oauth2/runtime-store';
+export { redisTokenStore, oauth2RedisPrefix, purgeClearOAuth2Tokens, tokenStoreOf } from './oauth2/runtime-store';
 export { hashSecret, isHashedSecret, verifyHashedSecret } from './oauth2/secret';
 export { readLimitedBody, parseByteSize, BodyTooLargeError, BODY_TOO_LARGE, DEFAULT_MAX_BUFFERED_BODY, maxBufferedBody, REQUEST_TOO_LARGE, requestTooLarge } from './shared/limited-body';
 export { MemoryCacheStore, RedisCacheStore, clearRedisCache, redisCacheKey, type CacheStore, type CachedResponse } from './proxy-cache/stores';

@@ -2,30 +2,38 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { SHARED_REDIS_URL, deleteRedisPrefix, uniqueRedisPrefix } from '@gatehouse/testkit';
-import { RedisTokenStore, redisTokenStore, type OAuth2AuthorizationCode, type OAuth2Token } from '../src';
+import { oauth2TokenDigest as digest, purgeClearOAuth2Tokens, RedisTokenStore, redisTokenStore, type OAuth2AuthorizationCode, type OAuth2Token } from '../src';
+
+/** the clear tokens of the fixtures, which the store never sees */
+const clear = new Map<string, { access: string; refresh: string }>();
+const accessOf = (t: OAuth2Token) => clear.get(t.id)!.access;
+const refreshOf = (t: OAuth2Token) => clear.get(t.id)!.refresh;
 
 function token(fields: Partial<OAuth2Token> = {}): OAuth2Token {
   const n = randomUUID().replaceAll('-', '');
   const now = Date.now();
+  const id = randomUUID();
+  clear.set(id, { access: `at${n}`, refresh: `rt${n}` });
   return {
-    id: randomUUID(),
+    id,
     created_at: Math.floor(now / 1000),
     credential: { id: 'cred-1' },
     service: { id: 'svc-1' },
     token_type: 'bearer',
     expires_in: 7200,
-    access_token: `at${n}`,
-    refresh_token: `rt${n}`,
+    access_token_digest: digest(`at${n}`),
+    refresh_token_digest: digest(`rt${n}`),
     authenticated_userid: 'u',
     scope: 'read',
     issued_at_ms: now,
-    removed_at_ms: now + 60_000,
+    refresh_expires_at_ms: now + 60_000,
+    removed_at_ms: now + 7_200_000,
     ...fields,
   };
 }
 
 const code = (value: string): OAuth2AuthorizationCode => ({
-  code: value,
+  code_digest: digest(value),
   created_at: 0,
   credential: { id: 'cred-1' },
   service: null,
@@ -59,30 +67,52 @@ describe('RedisTokenStore on the shared Redis', () => {
   it('shows a token saved through one connection to another at once', async () => {
     const t = token();
     await storeA.saveToken(t);
-    expect(await storeB.findByAccessToken(t.access_token)).toEqual(t);
-    expect(await storeB.findByRefreshToken(t.refresh_token!)).toEqual(t);
+    expect(await storeB.findByAccessDigest(digest(accessOf(t)))).toEqual(t);
+    expect(await storeB.findByRefreshDigest(digest(refreshOf(t)))).toEqual(t);
     expect(await storeB.findById(t.id)).toEqual(t);
-    expect(await storeB.findByAccessToken('missing')).toBeNull();
+    expect(await storeB.findByAccessDigest(digest('missing'))).toBeNull();
   });
 
-  it('puts the removal time on the keys as a TTL, and none for a token kept until revoked', async () => {
+  it('keeps only digests: no key name or value holds a token or a code in clear', async () => {
+    const store = new RedisTokenStore(a, `${prefix}clear:`);
     const t = token();
-    const forever = token({ removed_at_ms: null, refresh_token: null });
+    await store.saveToken(t);
+    await store.saveCode(code('code-in-clear-0123456789'), 300);
+    const keys = await a.keys(`${prefix}clear:*`);
+    const values = await Promise.all(keys.map(async (k) => ((await a.type(k)) === 'string' ? await a.get(k) : (await a.zrange(k, '0', '-1')).join(' '))));
+    const everything = [...keys, ...values].join('\n');
+    for (const secret of [accessOf(t), refreshOf(t), 'code-in-clear-0123456789']) expect(everything).not.toContain(secret);
+    expect(keys).toContain(`${prefix}clear:access:${digest(accessOf(t))}`);
+  });
+
+  it('expires the access entry with the access token, the refresh entry with the refresh token, the record with the later', async () => {
+    const now = Date.now();
+    const t = token({ expires_in: 30, issued_at_ms: now, refresh_expires_at_ms: now + 600_000, removed_at_ms: now + 600_000 });
+    const forever = token({ expires_in: 0, refresh_token_digest: null, refresh_expires_at_ms: null, removed_at_ms: null });
     await storeA.saveToken(t);
     await storeA.saveToken(forever);
-    const ttl = await a.pttl(`${prefix}oauth2:access:${t.access_token}`);
-    expect(ttl).toBeGreaterThan(50_000);
-    expect(ttl).toBeLessThanOrEqual(60_000);
-    expect(await a.pttl(`${prefix}oauth2:refresh:${t.refresh_token}`)).toBeGreaterThan(50_000);
-    expect(await a.pttl(`${prefix}oauth2:access:${forever.access_token}`)).toBe(-1);
+    const access = await a.pttl(`${prefix}oauth2:access:${t.access_token_digest}`);
+    expect(access).toBeGreaterThan(25_000);
+    expect(access).toBeLessThanOrEqual(30_000);
+    const refresh = await a.pttl(`${prefix}oauth2:refresh:${t.refresh_token_digest}`);
+    expect(refresh).toBeGreaterThan(590_000);
+    expect(refresh).toBeLessThanOrEqual(600_000);
+    expect(await a.pttl(`${prefix}oauth2:token:${t.id}`)).toBeGreaterThan(590_000);
+    expect(await a.pttl(`${prefix}oauth2:access:${forever.access_token_digest}`)).toBe(-1);
+    expect(await a.pttl(`${prefix}oauth2:token:${forever.id}`)).toBe(-1);
   });
 
-  it('forgets a token when its TTL runs out', async () => {
-    const t = token({ removed_at_ms: Date.now() + 50 });
+  it('forgets an access token when it expires, and the refresh token when its own lifetime runs out', async () => {
+    const now = Date.now() - 29_950;
+    const t = token({ expires_in: 30, issued_at_ms: now, refresh_expires_at_ms: Date.now() + 60_000, removed_at_ms: Date.now() + 60_000 });
     await storeA.saveToken(t);
-    await new Promise((r) => setTimeout(r, 120));
-    expect(await storeB.findByAccessToken(t.access_token)).toBeNull();
-    expect(await storeB.findByRefreshToken(t.refresh_token!)).toBeNull();
+    const u = token({ expires_in: 30, issued_at_ms: now, refresh_expires_at_ms: Date.now() + 50, removed_at_ms: Date.now() + 50 });
+    await storeA.saveToken(u);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await storeB.findByAccessDigest(t.access_token_digest)).toBeNull();
+    expect((await storeB.findByRefreshDigest(t.refresh_token_digest!))!.id).toBe(t.id);
+    expect(await storeB.findByRefreshDigest(u.refresh_token_digest!)).toBeNull();
+    expect(await storeB.findById(u.id)).toBeNull();
   });
 
   it('revokes a token once across connections, refresh token included', async () => {
@@ -90,27 +120,49 @@ describe('RedisTokenStore on the shared Redis', () => {
     await storeA.saveToken(t);
     const results = await Promise.all([storeA.revoke(t.id), storeB.revoke(t.id), storeA.revoke(t.id)]);
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await storeB.findByAccessToken(t.access_token)).toBeNull();
-    expect(await storeB.findByRefreshToken(t.refresh_token!)).toBeNull();
+    expect(await storeB.findByAccessDigest(t.access_token_digest)).toBeNull();
+    expect(await storeB.findByRefreshDigest(t.refresh_token_digest!)).toBeNull();
     expect(await storeB.findById(t.id)).toBeNull();
   });
 
   it('does not drop a reused refresh token that already points at the newer token', async () => {
     const first = token();
-    const second = token({ refresh_token: first.refresh_token });
+    const second = token({ refresh_token_digest: first.refresh_token_digest });
     await storeA.saveToken(first);
     await storeA.saveToken(second);
     await storeB.revoke(first.id);
-    expect((await storeB.findByRefreshToken(first.refresh_token!))!.id).toBe(second.id);
+    expect((await storeB.findByRefreshDigest(first.refresh_token_digest!))!.id).toBe(second.id);
   });
 
   it('consumes a code once across connections', async () => {
     await storeA.saveCode(code('code-1'), 300);
-    expect(await storeB.findCode('code-1')).toEqual(code('code-1'));
-    const results = await Promise.all([storeA.consumeCode('code-1'), storeB.consumeCode('code-1')]);
+    expect(await storeB.findCode(digest('code-1'))).toEqual(code('code-1'));
+    const results = await Promise.all([storeA.consumeCode(digest('code-1')), storeB.consumeCode(digest('code-1'))]);
     expect(results.sort()).toEqual([false, true]);
-    expect(await storeA.findCode('code-1')).toBeNull();
-    expect(await a.pttl(`${prefix}oauth2:code:code-1`)).toBe(-2);
+    expect(await storeA.findCode(digest('code-1'))).toBeNull();
+    expect(await a.pttl(`${prefix}oauth2:code:${digest('code-1')}`)).toBe(-2);
+  });
+
+  it('removes the entries an earlier release kept in clear, and keeps the digests', async () => {
+    const deployment = `${prefix}upgrade:`;
+    const store = redisTokenStore(a, deployment);
+    const t = token();
+    await store.saveToken(t);
+    await store.saveCode(code('new-code'), 300);
+    const old = `${deployment}oauth2:`;
+    await a
+      .multi()
+      .set(`${old}access:oldAccessToken0123456789abcdef`, JSON.stringify({ id: 'x', access_token: 'oldAccessToken0123456789abcdef' }))
+      .set(`${old}id:00000000-0000-4000-8000-000000000001`, 'oldAccessToken0123456789abcdef')
+      .set(`${old}refresh:oldRefreshToken0123456789abcdef`, 'oldAccessToken0123456789abcdef')
+      .set(`${old}code:oldCode0123456789abcdef0123456789`, '{}')
+      .exec();
+    expect(await purgeClearOAuth2Tokens(a, deployment)).toBe(4);
+    const left = (await a.keys(`${old}*`)).sort();
+    expect(left).toEqual(
+      [`${old}access:${t.access_token_digest}`, `${old}refresh:${t.refresh_token_digest}`, `${old}token:${t.id}`, `${old}code:${digest('new-code')}`, `${old}index`].sort(),
+    );
+    expect((await store.findByAccessDigest(t.access_token_digest))!.id).toBe(t.id);
   });
 
   it('lists live tokens in pages and prunes revoked ones from the listing', async () => {

@@ -5,7 +5,8 @@ import { EMPTY_CONFIG_HASH, type SignedDelta, type SignedSnapshot, type Snapshot
 import type { BusSubscription, ConfigBus, DataPlaneReport } from './bus';
 import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
 import type { SyncLogger } from './logger';
-import { hasValidSignature, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshotInSlices } from './signing';
+import { deriveSnapshotKeys, type SnapshotKeys } from './sealing';
+import { hasValidSignature, isSealed, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshotInSlices, type VerifyOptions } from './signing';
 import { readTextInSlices, writeTextInSlices } from './text-in-slices';
 import { succession, type ConfigPosition } from './snapshot-order';
 
@@ -77,12 +78,24 @@ export interface DataPlaneSyncStatus {
 type Outcome = 'applied' | 'unchanged' | 'stale' | 'rejected';
 
 /**
+ * Snapshots and deltas signed but not sealed (control planes of the release before sealing) are still loaded, so data
+ * planes can be upgraded first; each is logged, and a disk cache holding one is replaced by the control plane's first
+ * sealed snapshot.
+ */
+const VERIFY: VerifyOptions = { acceptUnsealed: true };
+
+/**
  * The data plane's side of the snapshot protocol: serve the disk cache at once, follow announcements, fetch the
  * full snapshot at start, on every newer version and after every reconnect, and keep the last good config
  * whenever a snapshot is refused or the bus is down.
  */
 export class DataPlaneSync {
   private readonly identity: DataPlaneIdentity;
+  /** derived once from the cluster secret */
+  private readonly keys: SnapshotKeys;
+  /** the disk cache holds a snapshot or delta that is not sealed (written before the control plane sealed them) */
+  private cacheUnsealed = false;
+  private unsealedWarned = false;
   private subscription: BusSubscription | null = null;
   private timers: NodeJS.Timeout[] = [];
   private fetching: Promise<void> | null = null;
@@ -117,6 +130,7 @@ export class DataPlaneSync {
 
   constructor(private readonly options: DataPlaneSyncOptions) {
     if (!options.secret) throw new Error('DataPlaneSync needs the cluster secret');
+    this.keys = deriveSnapshotKeys(options.secret);
     this.identity = dataPlaneIdentity(options.identity);
   }
 
@@ -216,6 +230,10 @@ export class DataPlaneSync {
       return;
     }
     const order = succession(announcement, this.servingPosition());
+    if (order === 'same' && this.cacheUnsealed) {
+      void this.syncNow(); // the control plane may now store it sealed: the cache is rewritten with it
+      return;
+    }
     if (order !== 'newer-version' && order !== 'newer-epoch') {
       this.options.logger.debug?.('ignoring announcement of a config that does not follow the serving one', {
         announced: announcement.version,
@@ -250,7 +268,7 @@ export class DataPlaneSync {
     if (signed.version <= serving.version) return 'stale';
     let delta: SnapshotDelta;
     try {
-      delta = verifyDelta(signed, this.options.secret);
+      delta = verifyDelta(signed, this.keys, VERIFY);
     } catch (error) {
       // not from the control plane: refused; the bus is asked what the head really is
       this.state.last_error = `delta ${signed.from}→${signed.version} rejected: ${(error as Error).message}`;
@@ -277,6 +295,7 @@ export class DataPlaneSync {
     this.state.source = source;
     this.state.last_applied_at = Date.now();
     this.state.last_error = null;
+    if (!isSealed(signed)) this.warnUnsealed('delta', source, signed.version);
     if (source === 'bus') this.appendCachedDelta(signed);
     try {
       this.options.onDeltaApplied?.(delta, source);
@@ -331,11 +350,38 @@ export class DataPlaneSync {
       this.options.logger.info('no snapshot published yet');
       return;
     }
+    if (this.cacheUnsealed && isSealed(signed) && succession(signed, this.servingPosition()) === 'same') {
+      await this.resealCache(signed);
+      return;
+    }
     if (!this.options.applyDelta) {
       await this.accept(signed, 'bus');
       return;
     }
     await this.followStored(signed);
+  }
+
+  /**
+   * The bus holds the serving version sealed while the disk cache holds it in clear (written before the control plane
+   * was upgraded): the cache becomes the sealed snapshot, checked in full first.
+   */
+  private async resealCache(signed: SignedSnapshot): Promise<void> {
+    try {
+      const snapshot = await verifySnapshotInSlices(signed, this.keys);
+      if (snapshot.hash !== this.servingHash()) return;
+    } catch (error) {
+      this.options.logger.warn('the stored sealed snapshot does not verify; the disk cache is kept as it is', { error: (error as Error).message });
+      return;
+    }
+    await this.writeCache(signed);
+    this.options.logger.info('disk cache rewritten with the sealed snapshot', { version: signed.version });
+  }
+
+  /** said once per process: a control plane of the earlier release publishes every version unsealed */
+  private warnUnsealed(what: 'snapshot' | 'delta', source: SnapshotSource, version: number): void {
+    if (this.unsealedWarned) return;
+    this.unsealedWarned = true;
+    this.options.logger.warn(`${what} loaded without sealing: upgrade the control plane so Redis and the disk cache hold no secret in clear`, { source, version });
   }
 
   /**
@@ -429,7 +475,7 @@ export class DataPlaneSync {
 
     let snapshot: Snapshot;
     try {
-      snapshot = await verifySnapshotInSlices(signed, this.options.secret);
+      snapshot = await verifySnapshotInSlices(signed, this.keys, VERIFY);
       // deltas may have moved the serving config on while the payload was decoded
       if (!rebuild && this.overtaken(signed)) return 'stale';
       await this.options.apply(snapshot);
@@ -459,6 +505,8 @@ export class DataPlaneSync {
     this.state.last_applied_at = Date.now();
     this.state.last_error = null;
     this.options.logger.info('config loaded', { source, version: snapshot.version, hash: snapshot.hash });
+    if (!isSealed(signed)) this.warnUnsealed('snapshot', source, signed.version);
+    if (source === 'cache') this.cacheUnsealed = !isSealed(signed);
     if (source === 'bus') await this.writeCache(signed);
     try {
       this.options.onApplied?.(snapshot, source);
@@ -500,6 +548,7 @@ export class DataPlaneSync {
       if (!delta) continue;
       const outcome = this.applyOneDelta(delta, 'cache');
       if (outcome === 'applied' || outcome === 'stale') this.cachedDeltas++;
+      if (!isSealed(delta)) this.cacheUnsealed = true;
       if (outcome === 'gap' || outcome === 'rejected') break;
     }
     this.rebuild = false;
@@ -509,6 +558,7 @@ export class DataPlaneSync {
   private appendCachedDelta(signed: SignedDelta): void {
     const file = this.options.cacheFile;
     if (!file || this.cachedSnapshotVersion === null) return;
+    if (!isSealed(signed)) this.cacheUnsealed = true;
     this.cachedDeltas++;
     const line = `${JSON.stringify(signed)}\n`;
     this.cacheWrites = this.cacheWrites
@@ -558,7 +608,7 @@ export class DataPlaneSync {
     if (stored.version <= this.cachedSnapshotVersion) return this.retryCompaction();
     // the signature only: the cache is verified in full when it is loaded, and decoding a large snapshot here would
     // hold up the proxy
-    if (!hasValidSignature(stored, this.options.secret)) return;
+    if (!hasValidSignature(stored, this.keys)) return;
     let lines: string[];
     try {
       lines = (await readTextInSlices(`${file}.deltas`)).split('\n');
@@ -572,6 +622,7 @@ export class DataPlaneSync {
     // the snapshot first: a crash between the two leaves deltas the newer snapshot already holds, which loading skips
     await this.writeFileAtomically(file, JSON.stringify(stored));
     await this.writeFileAtomically(`${file}.deltas`, kept.map((line) => `${line}\n`).join(''));
+    this.cacheUnsealed = !isSealed(stored) || kept.some((line) => !isSealed(parseSignedDelta(line)!));
     this.cachedSnapshotVersion = stored.version;
     this.cachedDeltas = kept.length;
     this.compactionTriedAt = 0;
@@ -586,6 +637,7 @@ export class DataPlaneSync {
     this.cachedSnapshotVersion = signed.version;
     this.cachedDeltas = 0;
     this.compactionTriedAt = 0;
+    this.cacheUnsealed = !isSealed(signed);
     const write = this.cacheWrites.then(async () => {
       await this.writeFileAtomically(file, JSON.stringify(signed));
       if (this.options.applyDelta) await rm(`${file}.deltas`, { force: true }).catch(() => {});

@@ -1,6 +1,7 @@
 export * from './bus';
 export * from './logger';
 export * from './signing';
+export { deriveSnapshotKeys, snapshotKeysOf, SEAL_CIPHER, type SnapshotKeys } from './sealing';
 export * from './memory-bus';
 export * from './redis-bus';
 export * from './data-plane-identity';

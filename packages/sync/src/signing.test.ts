@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
-import { makeSnapshot } from '../test/support/snapshots';
-import { parseSignedSnapshot, signSnapshot, SnapshotVerificationError, verifySnapshot, verifySnapshotInSlices } from './signing';
+import type { SnapshotDelta } from '@gatehouse/core';
+import { makeSnapshot, signUnsealed } from '../test/support/snapshots';
+import { parseSignedDelta, parseSignedSnapshot, signDelta, signSnapshot, SnapshotVerificationError, verifyDelta, verifySnapshot, verifySnapshotInSlices } from './signing';
 
 const SECRET = 'cluster-secret-for-tests-0123456789abcdef';
 const sign = (payload: string, secret = SECRET) => createHmac('sha256', secret).update(payload).digest('hex');
@@ -27,15 +28,58 @@ describe('snapshot signing', () => {
     await expect(verifySnapshotInSlices({ ...signed, signature: sign(signed.payload, 'another-secret') }, SECRET)).rejects.toThrow(/signature does not match/);
     const notGzip = Buffer.from('{"format":1}').toString('base64');
     await expect(verifySnapshotInSlices({ ...signed, payload: notGzip, signature: sign(notGzip) }, SECRET)).rejects.toThrow(/payload cannot be decoded/);
+    const { cipher: _drop, ...unsealed } = signed;
+    await expect(verifySnapshotInSlices({ ...unsealed, payload: notGzip, signature: sign(notGzip) }, SECRET, { acceptUnsealed: true })).rejects.toThrow(/payload cannot be decoded/);
     const other = signSnapshot(makeSnapshot(10), SECRET);
     await expect(verifySnapshotInSlices({ ...other, version: 9 }, SECRET)).rejects.toThrow(/envelope says version 9/);
   });
 
-  it('payload is base64 of gzip of the JSON', () => {
-    const signed = signSnapshot(makeSnapshot(1), SECRET);
+  it('seals the payload: neither its text nor its bytes nor a gunzip of them shows what the snapshot holds', () => {
+    const secretText = 'my-key-auth-key-0123456789';
+    const signed = signSnapshot(makeSnapshot(1, secretText), SECRET);
+    expect(signed.cipher).toBe('aes-256-gcm');
     const bytes = Buffer.from(signed.payload, 'base64');
-    expect(bytes[0]).toBe(0x1f);
-    expect(bytes[1]).toBe(0x8b);
+    expect(bytes[0] === 0x1f && bytes[1] === 0x8b).toBe(false);
+    expect(JSON.stringify(signed)).not.toContain(secretText);
+    expect(bytes.toString('latin1')).not.toContain(secretText);
+    expect(() => gunzipSync(bytes)).toThrow();
+    // a new iv every time: the same snapshot never seals to the same payload
+    expect(signSnapshot(makeSnapshot(1, secretText), SECRET).payload).not.toBe(signed.payload);
+    expect(verifySnapshot(signed, SECRET).config.services[0]!.name).toBe(secretText);
+  });
+
+  it('refuses a sealed payload altered and signed again (the cipher tag), or opened under another secret', async () => {
+    const snapshot = makeSnapshot(9);
+    snapshot.config.consumers = Array.from({ length: 12000 }, (_, i) => ({ id: `c-${i}`, username: `user-${i}`, custom_id: null, tags: null, created_at: i, updated_at: i }));
+    const signed = signSnapshot(snapshot, SECRET);
+    const bytes = Buffer.from(signed.payload, 'base64');
+    bytes[Math.floor(bytes.length / 2)]! ^= 1;
+    const altered = bytes.toString('base64');
+    await expect(verifySnapshotInSlices({ ...signed, payload: altered, signature: sign(altered) }, SECRET)).rejects.toThrow(/cannot be decoded/);
+    expect(() => verifySnapshot({ ...signed, payload: altered, signature: sign(altered) }, SECRET)).toThrow(/cannot be decoded/);
+    // signed with this secret, sealed under another one's key
+    const other = 'someone-elses-secret-0123456789abcdef';
+    const foreign = signSnapshot(makeSnapshot(3), other);
+    await expect(verifySnapshotInSlices({ ...foreign, signature: sign(foreign.payload) }, SECRET)).rejects.toThrow(/cannot be decoded/);
+    const { cipher: _drop, ...stripped } = signSnapshot(makeSnapshot(4), SECRET);
+    expect(() => verifySnapshot(stripped, SECRET, { acceptUnsealed: true })).toThrow(/cannot be decoded/);
+    expect(() => verifySnapshot({ ...signed, cipher: 'rot13' }, SECRET)).toThrow(/unknown cipher/);
+  });
+
+  it('takes the unsealed format of the earlier release only when asked to', async () => {
+    const snapshot = makeSnapshot(5, 'old-format');
+    const old = signUnsealed(snapshot, SECRET);
+    expect(() => verifySnapshot(old, SECRET)).toThrow(/not sealed/);
+    expect(verifySnapshot(old, SECRET, { acceptUnsealed: true })).toEqual(snapshot);
+    await expect(verifySnapshotInSlices(old, SECRET, { acceptUnsealed: true })).resolves.toEqual(snapshot);
+    expect(() => verifySnapshot(signUnsealed(snapshot, 'someone-elses-secret-0123456789abcdef'), SECRET, { acceptUnsealed: true })).toThrow(/signature does not match/);
+    const delta: SnapshotDelta = { format: 'delta', from: 5, version: 6, created_at: 1, hash: 'h'.repeat(32), hashes: {} as SnapshotDelta['hashes'], changes: {} };
+    const oldDelta = parseSignedDelta(signUnsealed(delta, SECRET, { from: 5 }))!;
+    expect(() => verifyDelta(oldDelta, SECRET)).toThrow(/not sealed/);
+    expect(verifyDelta(oldDelta, SECRET, { acceptUnsealed: true })).toEqual(delta);
+    const sealed = signDelta(delta, SECRET);
+    expect(sealed.cipher).toBe('aes-256-gcm');
+    expect(verifyDelta(parseSignedDelta(JSON.stringify(sealed))!, SECRET)).toEqual(delta);
   });
 
   it('rejects an unsigned snapshot', () => {
@@ -65,7 +109,8 @@ describe('snapshot signing', () => {
 
   it('rejects an undecodable payload even when correctly signed', () => {
     const payload = Buffer.from('not gzip at all').toString('base64');
-    expect(() => verifySnapshot({ version: 1, hash: 'x', payload, signature: sign(payload) }, SECRET)).toThrow(/cannot be decoded/);
+    expect(() => verifySnapshot({ version: 1, hash: 'x', payload, signature: sign(payload) }, SECRET, { acceptUnsealed: true })).toThrow(/cannot be decoded/);
+    expect(() => verifySnapshot({ version: 1, hash: 'x', cipher: 'aes-256-gcm', payload, signature: sign(payload) }, SECRET)).toThrow(/cannot be decoded/);
   });
 
   it('rejects an envelope whose version or hash differs from the payload', () => {
@@ -87,7 +132,7 @@ describe('snapshot signing', () => {
 
   it('rejects a signed payload of an unknown format', () => {
     const payload = gzipSync(Buffer.from(JSON.stringify({ format: 2, version: 1, hash: 'h', config: {} }))).toString('base64');
-    expect(() => verifySnapshot({ version: 1, hash: 'h', payload, signature: sign(payload) }, SECRET)).toThrow(/unknown format/);
+    expect(() => verifySnapshot({ version: 1, hash: 'h', payload, signature: sign(payload) }, SECRET, { acceptUnsealed: true })).toThrow(/unknown format/);
   });
 
   it('refuses to sign or verify without a secret', () => {

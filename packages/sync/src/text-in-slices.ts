@@ -46,32 +46,55 @@ export function hmacInSlices(text: string, secret: string): Buffer {
   return mac.digest();
 }
 
-/** base64(gzip(UTF-8 text)) → the text, decoded and decompressed a slice at a time; rejects on a corrupt payload */
-export function gunzipBase64(payload: string): Promise<string> {
+/** base64 text → its bytes, a slice at a time */
+export function* base64Slices(payload: string): Generator<Buffer> {
+  // a multiple of 4 base64 characters decodes on its own
+  const step = SLICE_CHARS - (SLICE_CHARS % 4);
+  for (let at = 0; at < payload.length; at += step) yield Buffer.from(payload.slice(at, at + step), 'base64');
+}
+
+/**
+ * gzip bytes given a slice at a time → the UTF-8 text, decompressed in the thread pool; rejects on a corrupt stream or
+ * when `slices` throws (the source is read only as fast as gunzip takes it)
+ */
+export function gunzipSlices(slices: Iterator<Buffer>): Promise<string> {
   return new Promise((resolve, reject) => {
     const gunzip = createGunzip({ chunkSize: SLICE_CHARS });
     const decoder = new StringDecoder('utf8');
     const pieces: string[] = [];
+    let failed = false;
     gunzip.on('data', (chunk: Buffer) => pieces.push(decoder.write(chunk)));
-    gunzip.on('error', reject);
+    gunzip.on('error', (error) => {
+      failed = true;
+      reject(error);
+    });
     gunzip.on('end', () => {
       pieces.push(decoder.end());
-      resolve(pieces.join(''));
+      if (!failed) resolve(pieces.join(''));
     });
-    // a multiple of 4 base64 characters decodes on its own
-    const step = SLICE_CHARS - (SLICE_CHARS % 4);
-    let at = 0;
     const feed = (): void => {
-      while (at < payload.length) {
-        const slice = Buffer.from(payload.slice(at, at + step), 'base64');
-        at += step;
-        if (!gunzip.write(slice)) {
-          gunzip.once('drain', feed);
-          return;
+      try {
+        for (;;) {
+          const next = slices.next();
+          if (next.done) break;
+          if (!gunzip.write(next.value)) {
+            gunzip.once('drain', feed);
+            return;
+          }
         }
+      } catch (error) {
+        failed = true;
+        gunzip.destroy();
+        reject(error as Error);
+        return;
       }
       gunzip.end();
     };
     feed();
   });
+}
+
+/** base64(gzip(UTF-8 text)) → the text, decoded and decompressed a slice at a time; rejects on a corrupt payload */
+export function gunzipBase64(payload: string): Promise<string> {
+  return gunzipSlices(base64Slices(payload));
 }

@@ -1,11 +1,12 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deleteRedisPrefix, requireRedis, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
 import { DataPlaneSync, MemoryBus, RedisBus, signSnapshot, type ConfigBus, type DataPlaneSyncOptions } from '../src';
 import { InstrumentedBus } from './support/instrumented-bus';
-import { makeSnapshot, makeUnloadableSnapshot, MemoryLogger, ServingStore, waitFor } from './support/snapshots';
+import { makeSnapshot, makeUnloadableSnapshot, MemoryLogger, ServingStore, signUnsealed, waitFor } from './support/snapshots';
 
 const SECRET = 'dp-sync-test-secret-0123456789abcdef';
 
@@ -295,6 +296,60 @@ describe.each(topologies)('DataPlaneSync over %s', (_name, makeTopology) => {
     expect(second.logger.has('error', /rejected/)).toBe(true);
     expect(second.store.appliedVersions).toEqual([1]);
     expect(second.sync.status().source).toBe('bus');
+  });
+
+  it('keeps its disk cache sealed: the file shows nothing of the config it holds', async () => {
+    setup();
+    const { store, sync } = dataPlane();
+    await sync.start();
+    await publish(1, 'credential-in-the-config-0123456789');
+    await waitFor('version 1', () => store.currentVersion() === 1);
+    await sync.stop();
+    const text = readFileSync(join(dir, 'cache', 'snapshot.json'), 'utf8');
+    expect(JSON.parse(text).cipher).toBe('aes-256-gcm');
+    expect(text).not.toContain('credential-in-the-config');
+    expect(Buffer.from(JSON.parse(text).payload, 'base64').toString('latin1')).not.toContain('credential-in-the-config');
+  });
+
+  it('keeps serving its last good config when the stored snapshot is sealed under another secret or altered', async () => {
+    setup();
+    const { store, sync, logger } = dataPlane();
+    await publish(1);
+    await sync.start();
+    // signed with the cluster secret, sealed under another one's key: the cipher refuses it
+    const foreign = signSnapshot(makeSnapshot(2, 'foreign'), 'another-cluster-secret-0123456789abcdef');
+    await topology.publisher.publish({ ...foreign, signature: createHmac('sha256', SECRET).update(foreign.payload).digest('hex') });
+    await waitFor('the rejection to be logged', () => logger.has('error', /cannot be decoded/));
+    expect(store.currentVersion()).toBe(1);
+    const bytes = Buffer.from(signSnapshot(makeSnapshot(3, 'altered'), SECRET).payload, 'base64');
+    bytes[20]! ^= 0x80;
+    await topology.publisher.publish({ ...signSnapshot(makeSnapshot(3, 'altered'), SECRET), payload: bytes.toString('base64') });
+    await waitFor('the second rejection to be logged', () => logger.has('error', /signature does not match/));
+    expect(store.currentVersion()).toBe(1);
+    expect(JSON.parse(readFileSync(join(dir, 'cache', 'snapshot.json'), 'utf8')).version).toBe(1);
+  });
+
+  it('loads the unsealed format of the earlier release, and rewrites such a cache sealed once the bus holds it sealed', async () => {
+    setup();
+    const cacheFile = join(dir, 'cache', 'snapshot.json');
+    // an earlier control plane published version 1 unsealed; the upgraded data plane loads it and caches it as it came
+    const old = signUnsealed(makeSnapshot(1, 'old-release-secret-0123'), SECRET);
+    await topology.publisher.publish(old);
+    const first = dataPlane();
+    await first.sync.start();
+    expect(first.store.currentVersion()).toBe(1);
+    expect(first.logger.has('warn', /without sealing/)).toBe(true);
+    await first.sync.stop();
+    expect(JSON.parse(readFileSync(cacheFile, 'utf8')).payload).toBe(old.payload);
+
+    // restarted from that cache; the upgraded control plane then publishes the same version sealed
+    const second = dataPlane();
+    await second.sync.start();
+    expect(second.sync.status().source).toBe('cache');
+    await topology.publisher.publish(signSnapshot(makeSnapshot(1, 'old-release-secret-0123'), SECRET));
+    await waitFor('the cache rewritten sealed', () => JSON.parse(readFileSync(cacheFile, 'utf8')).cipher === 'aes-256-gcm');
+    expect(JSON.parse(readFileSync(cacheFile, 'utf8')).payload).not.toBe(old.payload);
+    expect(second.store.appliedVersions).toEqual([1]);
   });
 
   it('reports itself through the bus, with the serving version and hash', async () => {

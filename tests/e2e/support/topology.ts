@@ -44,6 +44,8 @@ export interface Topology {
   controlPlane: SpawnedProcess;
   /** the control plane's Postgres database (cluster); null in embedded mode, whose database is PGlite */
   databaseUrl: string | null;
+  /** the prefix of every Redis key and channel of the cluster; null in embedded mode, which has no Redis */
+  redisPrefix: string | null;
   /** resolves once every data plane serves the control plane's current config version */
   converge(timeoutMs?: number): Promise<number>;
   /** stops one data plane and starts it again with the same data directory (disk cache) */
@@ -165,6 +167,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       return controlPlane;
     },
     databaseUrl: database?.url ?? null,
+    redisPrefix: name === 'cluster' ? prefix : null,
     async converge(timeoutMs = 15_000) {
       // with RBAC enforced the admin API's /status needs a token: the bootstrap one, when the topology has it
       const adminToken = opts.env?.GATEHOUSE_ADMIN_TOKEN;

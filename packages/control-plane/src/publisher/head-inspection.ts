@@ -1,5 +1,11 @@
 import type { Snapshot } from '@gatehouse/core';
-import { SnapshotVerificationError, verifyDelta, verifySnapshot, type ConfigBus } from '@gatehouse/sync';
+import { SnapshotVerificationError, verifyDelta, verifySnapshot, type ConfigBus, type SnapshotKeys, type VerifyOptions } from '@gatehouse/sync';
+
+/**
+ * A head signed with our secret but not sealed was published by a control plane of the release before sealing: it is
+ * genuine (its version and epoch count), and the next publication replaces it with a sealed one.
+ */
+export const GENUINE_UNSEALED: VerifyOptions = { acceptUnsealed: true };
 
 /** What the control plane makes of the head the bus holds. */
 export type HeadVerdict =
@@ -10,7 +16,7 @@ export type HeadVerdict =
   | { kind: 'genuine'; head: { version: number; hash: string; epoch: string | null } };
 
 /** Fetches the head and the stored snapshot and verifies them. Rejects only when the bus itself fails. */
-export async function inspectHead(bus: ConfigBus, secret: string): Promise<HeadVerdict> {
+export async function inspectHead(bus: ConfigBus, keys: SnapshotKeys): Promise<HeadVerdict> {
   const announced = await bus.latestAnnouncement();
   const head = announced ? { version: announced.version, epoch: announced.epoch ?? null } : undefined;
   const unverifiable = (reason: string): HeadVerdict => (head ? { kind: 'unverifiable', reason, head } : { kind: 'unverifiable', reason });
@@ -18,7 +24,7 @@ export async function inspectHead(bus: ConfigBus, secret: string): Promise<HeadV
   try {
     const stored = await bus.fetchLatest();
     if (!stored) return announced ? unverifiable('a head without a stored snapshot') : { kind: 'missing' };
-    snapshot = verifySnapshot(stored, secret);
+    snapshot = verifySnapshot(stored, keys, GENUINE_UNSEALED);
   } catch (err) {
     if (err instanceof SnapshotVerificationError) return unverifiable(err.message);
     throw err;
@@ -33,7 +39,7 @@ export async function inspectHead(bus: ConfigBus, secret: string): Promise<HeadV
     const last = (await bus.fetchDeltas(announced.version - 1)).find((d) => d.version === announced.version);
     if (last) {
       try {
-        const delta = verifyDelta(last, secret);
+        const delta = verifyDelta(last, keys, GENUINE_UNSEALED);
         if (delta.hash === announced.hash && (delta.epoch ?? null) === epoch) return { kind: 'genuine', head: { version: delta.version, hash: delta.hash, epoch } };
       } catch (err) {
         if (!(err instanceof SnapshotVerificationError)) throw err;

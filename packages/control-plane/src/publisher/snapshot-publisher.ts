@@ -1,14 +1,14 @@
 import { buildSnapshot, compareEpochs, ConfigState, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { signDelta, signSnapshot, signSnapshotAsync, SnapshotVerificationError, verifySnapshot } from '@gatehouse/sync';
+import { deriveSnapshotKeys, signDelta, signSnapshot, signSnapshotAsync, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
 import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, pruneChanges } from './change-capture';
 import { KEY_TABLES, readChangesSince, rowTables, TLS_TABLES } from './read-changes';
 import { isDatabaseUnreachable } from '../db/unreachable';
 import type { Keyring } from '../keys/keyring';
 import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
-import { inspectHead, type HeadVerdict } from './head-inspection';
+import { GENUINE_UNSEALED, inspectHead, type HeadVerdict } from './head-inspection';
 import { readSnapshotConfig } from './read-config';
 
 export interface PublisherLogger {
@@ -122,7 +122,12 @@ export class SnapshotPublisher {
     events: [],
   };
 
-  constructor(private readonly opts: SnapshotPublisherOptions) {}
+  /** signing and sealing keys, derived once from the cluster secret */
+  private readonly keys: SnapshotKeys;
+
+  constructor(private readonly opts: SnapshotPublisherOptions) {
+    this.keys = deriveSnapshotKeys(opts.secret);
+  }
 
   status(): PublisherStatus {
     return { ...this.last, events: this.last.events.map((e) => ({ ...e })) };
@@ -181,13 +186,13 @@ export class SnapshotPublisher {
     for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
       const snapshot = await this.build();
       if (!snapshot) return;
-      const signed = signSnapshot(snapshot, this.opts.secret);
+      const signed = signSnapshot(snapshot, this.keys);
       let stored: boolean | void;
       try {
         // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
         // reported) even where the bus would have let it be overwritten silently.
         const head = await this.opts.bus.latestAnnouncement();
-        const verdict = head && !this.isLastPublished(head) ? await inspectHead(this.opts.bus, this.opts.secret) : null;
+        const verdict = head && !this.isLastPublished(head) ? await inspectHead(this.opts.bus, this.keys) : null;
         if (verdict?.kind === 'unverifiable') {
           this.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
           stored = await this.opts.bus.publish(signed, { replace: true });
@@ -288,7 +293,7 @@ export class SnapshotPublisher {
       return 'done';
     }
     state.applyDelta(delta);
-    const signed = signDelta(delta, this.opts.secret);
+    const signed = signDelta(delta, this.keys);
     let stored: boolean;
     try {
       stored = await this.opts.bus.publishDelta(signed);
@@ -332,7 +337,7 @@ export class SnapshotPublisher {
     const state = this.state;
     if (!state || this.stopped || this.deltasSinceStore === 0) return;
     const count = this.deltasSinceStore;
-    const signed = await signSnapshotAsync(state.toSnapshot(), this.opts.secret);
+    const signed = await signSnapshotAsync(state.toSnapshot(), this.keys);
     try {
       await this.opts.bus.storeSnapshot(signed);
       this.lastSigned = signed;
@@ -383,7 +388,7 @@ export class SnapshotPublisher {
    * and publish once more (a new epoch was started, or the database moved on meanwhile).
    */
   private async overcomeHead(snapshot: Snapshot, signed: SignedSnapshot): Promise<'published' | 'again'> {
-    const verdict: HeadVerdict = await inspectHead(this.opts.bus, this.opts.secret);
+    const verdict: HeadVerdict = await inspectHead(this.opts.bus, this.keys);
     const ours = snapshot.epoch ?? null;
     if (verdict.kind === 'missing') return 'again';
     if (verdict.kind === 'unverifiable') {
@@ -543,7 +548,7 @@ export class SnapshotPublisher {
         // another replica may have stored a later one of the same epoch: that is fine when it is genuine
         const genuine = (() => {
           try {
-            const snapshot = verifySnapshot(stored, this.opts.secret);
+            const snapshot = verifySnapshot(stored, this.keys, GENUINE_UNSEALED);
             return (snapshot.epoch ?? null) === (ours.epoch ?? null) && snapshot.version >= ours.version;
           } catch {
             return false;
@@ -559,7 +564,7 @@ export class SnapshotPublisher {
     if (this.opts.loader && this.state && this.state.version !== ours.version) {
       // the head has moved on by deltas: a full snapshot of the current version replaces the stored one
       this.event('forged_head', `${why}; replaced with a signed snapshot of version ${this.state.version}`, { version: this.state.version, epoch: this.state.epoch });
-      const signed = signSnapshot(this.state.toSnapshot(), this.opts.secret);
+      const signed = signSnapshot(this.state.toSnapshot(), this.keys);
       await this.opts.bus.publish(signed, { replace: true }).then(() => (this.lastSigned = signed)).catch(() => {});
       return;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LocalCounters, MemoryCacheStore, MemoryTokenStore } from '@gatehouse/plugins';
+import { LocalCounters, MemoryCacheStore, MemoryTokenStore, oauth2TokenDigest } from '@gatehouse/plugins';
 import type { CallBatch, ReplyBatch } from './messages';
 import { SharedCallClient, SharedCallServer } from './shared-calls';
 import { remoteNodeStores, serveNodeStores } from './shared-stores';
@@ -63,15 +63,17 @@ describe('shared calls between proxy workers and their primary', () => {
       service: null,
       token_type: 'bearer' as const,
       expires_in: 0,
-      access_token: 'at',
-      refresh_token: null,
+      access_token_digest: oauth2TokenDigest('at'),
+      refresh_token_digest: null,
       authenticated_userid: null,
       scope: null,
       issued_at_ms: Date.now(),
+      refresh_expires_at_ms: null,
       removed_at_ms: null,
     };
     await remote.saveToken(token);
-    expect((await tokens.findByAccessToken('at'))?.id).toBe(token.id);
+    expect((await tokens.findByAccessDigest(oauth2TokenDigest('at')))?.id).toBe(token.id);
+    expect((await remote.findByAccessDigest(oauth2TokenDigest('at')))?.id).toBe(token.id);
     expect(await remote.revoke(token.id)).toBe(true);
     expect(await remote.revoke(token.id)).toBe(false);
   });

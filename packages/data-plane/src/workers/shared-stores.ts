@@ -16,7 +16,7 @@ import type { SharedCallClient, SharedCallServer } from './shared-calls';
 export const SHARED = { rateLimit: 'rate-limit', proxyCache: 'proxy-cache', oauth2Tokens: 'oauth2-tokens' } as const;
 
 const CACHE_METHODS = ['get', 'set', 'delete', 'clear'] as const;
-const TOKEN_METHODS = ['saveToken', 'findByAccessToken', 'findByRefreshToken', 'findById', 'revoke', 'saveCode', 'findCode', 'consumeCode', 'listTokens'] as const;
+const TOKEN_METHODS = ['saveToken', 'findByAccessDigest', 'findByRefreshDigest', 'findById', 'revoke', 'saveCode', 'findCode', 'consumeCode', 'listTokens'] as const;
 
 /** A cached response as it crosses the IPC channel (JSON): the body in base64. */
 interface WireResponse extends Omit<CachedResponse, 'body'> {
@@ -54,13 +54,13 @@ export function remoteNodeStores(client: SharedCallClient, withTokens: boolean):
   const oauth2Tokens: OAuth2TokenStore | null = withTokens
     ? {
         saveToken: tokens('saveToken') as (token: OAuth2Token) => Promise<void>,
-        findByAccessToken: tokens('findByAccessToken') as (accessToken: string) => Promise<OAuth2Token | null>,
-        findByRefreshToken: tokens('findByRefreshToken') as (refreshToken: string) => Promise<OAuth2Token | null>,
+        findByAccessDigest: tokens('findByAccessDigest') as (digest: string) => Promise<OAuth2Token | null>,
+        findByRefreshDigest: tokens('findByRefreshDigest') as (digest: string) => Promise<OAuth2Token | null>,
         findById: tokens('findById') as (id: string) => Promise<OAuth2Token | null>,
         revoke: tokens('revoke') as (id: string) => Promise<boolean>,
         saveCode: tokens('saveCode') as (code: AuthorizationCode, lifetimeSeconds: number) => Promise<void>,
-        findCode: tokens('findCode') as (code: string) => Promise<AuthorizationCode | null>,
-        consumeCode: tokens('consumeCode') as (code: string) => Promise<boolean>,
+        findCode: tokens('findCode') as (digest: string) => Promise<AuthorizationCode | null>,
+        consumeCode: tokens('consumeCode') as (digest: string) => Promise<boolean>,
         listTokens: tokens('listTokens') as (page: { size: number; after?: string | null }) => Promise<TokenPage>,
       }
     : null;

@@ -4,7 +4,7 @@ import type { OAuth2Context } from './grants';
 import { hasBodyParams, isFormBody, readParams } from './params';
 import { tokenStoreOf } from './runtime-store';
 import type { OAuth2Config } from './schema';
-import type { OAuth2Token } from './token-store';
+import { tokenDigest, type OAuth2Token } from './token-store';
 import { perConfig } from '../shared/per-config';
 
 const INVALID_DESCRIPTION = 'The access token is invalid or has expired';
@@ -84,7 +84,7 @@ export async function oauth2Authenticate(ctx: OAuth2Context, config: OAuth2Confi
   const accessToken = await accessTokenOf(ctx, config);
   if (accessToken === undefined || accessToken === '') return refused.missing;
 
-  const token = await tokenStoreOf(ctx.runtime).findByAccessToken(accessToken);
+  const token = await tokenStoreOf(ctx.runtime).findByAccessDigest(tokenDigest(accessToken));
   if (token === null) return refused.invalid;
   if (token.service === null) {
     if (!config.global_credentials) return refused.global;

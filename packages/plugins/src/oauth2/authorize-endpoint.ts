@@ -4,7 +4,7 @@ import { blank, endpointResponse, httpsProblem, issueToken, oauthError, retrieve
 import { readParams } from './params';
 import { readChallenge } from './pkce';
 import type { OAuth2Config } from './schema';
-import type { TokenStore } from './token-store';
+import { tokenDigest, type TokenStore } from './token-store';
 
 /** How long an authorization code can be exchanged (Kong's 5 minutes). */
 export const AUTHORIZATION_CODE_TTL = 300;
@@ -92,7 +92,7 @@ export async function serveAuthorize(ctx: OAuth2Context, config: OAuth2Config, s
             const code = randomCredentialString();
             await store.saveCode(
               {
-                code,
+                code_digest: tokenDigest(code),
                 created_at: Math.floor(Date.now() / 1000),
                 credential: { id: client.id },
                 service: serviceBinding(ctx, config),

@@ -4,7 +4,7 @@ import { randomCredentialString } from '../key-auth/entities';
 import type { OAuth2Client, OAuth2Index } from './credential-index';
 import type { OAuth2Params } from './params';
 import type { OAuth2Config } from './schema';
-import type { OAuth2Token, TokenStore } from './token-store';
+import { tokenDigest, type OAuth2Token, type TokenStore } from './token-store';
 
 /** Pieces the token and authorize endpoints share: Kong's error shape, scopes, the HTTPS rule, issuing a token. */
 
@@ -79,20 +79,28 @@ export interface TokenRequest {
   state: string | undefined;
   /** client credentials and implicit grants get no refresh token */
   withRefresh: boolean;
-  /** the token a refresh replaces: with `reuse_refresh_token` its refresh token (and removal time) carry over */
-  replacing?: OAuth2Token;
+  /** the token a refresh replaces, and the refresh token presented: with `reuse_refresh_token` it (and its expiry) carry over */
+  replacing?: { token: OAuth2Token; refreshToken: string };
 }
 
-/** Stores a new access token and returns the token response body. */
+/**
+ * Stores a new access token (its digest) and returns the token response body, the only place the token is in clear.
+ * The access token is valid `token_expiration` seconds, its refresh token `refresh_token_ttl` seconds (0: until
+ * revoked); the record goes when neither is valid.
+ */
 export async function issueToken(store: TokenStore, ctx: OAuth2Context, config: OAuth2Config, request: TokenRequest): Promise<Record<string, unknown>> {
   const expiresIn = config.token_expiration;
   const now = Date.now();
-  const reuse = config.reuse_refresh_token && request.replacing !== undefined && request.replacing.refresh_token !== null;
+  const replacing = request.replacing;
+  const reuse = config.reuse_refresh_token && replacing !== undefined && replacing.token.refresh_token_digest !== null;
   let refreshToken: string | null = null;
-  if (request.withRefresh && expiresIn > 0) refreshToken = reuse ? request.replacing!.refresh_token : randomCredentialString();
-  // the record, and the refresh token with it, goes after refresh_token_ttl; a never-expiring token stays
-  let removedAt: number | null = expiresIn > 0 && config.refresh_token_ttl > 0 ? now + config.refresh_token_ttl * 1000 : null;
-  if (reuse && refreshToken !== null) removedAt = request.replacing!.removed_at_ms;
+  if (request.withRefresh && expiresIn > 0) refreshToken = reuse ? replacing!.refreshToken : randomCredentialString();
+  let refreshExpiresAt: number | null = refreshToken !== null && config.refresh_token_ttl > 0 ? now + config.refresh_token_ttl * 1000 : null;
+  if (reuse && refreshToken !== null) refreshExpiresAt = replacing!.token.refresh_expires_at_ms;
+  const accessExpiresAt = expiresIn > 0 ? now + expiresIn * 1000 : null;
+  // a token that never expires, or a refresh token kept until revoked, keeps the record until revoked
+  const removedAt = refreshToken === null ? accessExpiresAt : accessExpiresAt === null || refreshExpiresAt === null ? null : Math.max(accessExpiresAt, refreshExpiresAt);
+  const accessToken = randomCredentialString();
   const token: OAuth2Token = {
     id: randomUUID(),
     created_at: Math.floor(now / 1000),
@@ -100,15 +108,16 @@ export async function issueToken(store: TokenStore, ctx: OAuth2Context, config: 
     service: serviceBinding(ctx, config),
     token_type: 'bearer',
     expires_in: expiresIn,
-    access_token: randomCredentialString(),
-    refresh_token: refreshToken,
+    access_token_digest: tokenDigest(accessToken),
+    refresh_token_digest: refreshToken === null ? null : tokenDigest(refreshToken),
     authenticated_userid: request.authenticatedUserid,
     scope: request.scope,
     issued_at_ms: now,
+    refresh_expires_at_ms: refreshExpiresAt,
     removed_at_ms: removedAt,
   };
   await store.saveToken(token);
-  const body: Record<string, unknown> = { token_type: 'bearer', access_token: token.access_token };
+  const body: Record<string, unknown> = { token_type: 'bearer', access_token: accessToken };
   if (expiresIn > 0) body.expires_in = expiresIn;
   if (refreshToken !== null) body.refresh_token = refreshToken;
   if (request.state !== undefined) body.state = request.state;

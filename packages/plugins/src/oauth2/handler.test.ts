@@ -7,7 +7,7 @@ import { oauth2 } from './index';
 import { MemoryTokenStore } from './memory-token-store';
 import { oauth2ConfigSchema, type OAuth2Config } from './schema';
 import { hashSecret } from './secret';
-import type { OAuth2Token } from './token-store';
+import { tokenDigest, type OAuth2Token } from './token-store';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
@@ -172,8 +172,8 @@ describe('oauth2 endpoints', () => {
       expect(reply.status).toBe(200);
       expect(reply.body).toEqual({ token_type: 'bearer', access_token: expect.stringMatching(/^[A-Za-z0-9]{32}$/), expires_in: 7200, state: 'xyz' });
       expect(reply.headers).toEqual({ 'cache-control': 'no-store', pragma: 'no-cache' });
-      const stored = await store.findByAccessToken(reply.body.access_token);
-      expect(stored).toMatchObject({ credential: { id: 'cred-app' }, service: { id: serviceA.id }, refresh_token: null, expires_in: 7200, authenticated_userid: null });
+      const stored = await store.findByAccessDigest(tokenDigest(reply.body.access_token));
+      expect(stored).toMatchObject({ credential: { id: 'cred-app' }, service: { id: serviceA.id }, refresh_token_digest: null, expires_in: 7200, authenticated_userid: null });
     });
 
     it('authenticates the client with a Basic header; a bad one is a 401 with a Basic challenge', async () => {
@@ -222,13 +222,13 @@ describe('oauth2 endpoints', () => {
       const bad = await token({ grant_type: 'client_credentials', ...appCredentials, authenticated_userid: 'u1', provision_key: 'wrong' });
       expect(bad.body).toEqual({ error: 'invalid_provision_key', error_description: 'Invalid provision_key' });
       const good = await token({ grant_type: 'client_credentials', ...appCredentials, authenticated_userid: 'u1', provision_key: PROVISION });
-      expect((await store.findByAccessToken(good.body.access_token))!.authenticated_userid).toBe('u1');
+      expect((await store.findByAccessDigest(tokenDigest(good.body.access_token)))!.authenticated_userid).toBe('u1');
     });
 
     it('grants the asked scopes out of the configured ones; mandatory_scope demands one', async () => {
       const scoped = config({ scopes: ['read', 'write'], mandatory_scope: true });
       const ok = await token({ grant_type: 'client_credentials', ...appCredentials, scope: 'read  write' }, {}, scoped);
-      expect((await store.findByAccessToken(ok.body.access_token))!.scope).toBe('read write');
+      expect((await store.findByAccessDigest(tokenDigest(ok.body.access_token)))!.scope).toBe('read write');
       expect((await token({ grant_type: 'client_credentials', ...appCredentials, scope: 'read admin' }, {}, scoped)).body).toEqual({
         error: 'invalid_scope',
         error_description: '"admin" is an invalid scope',
@@ -249,7 +249,7 @@ describe('oauth2 endpoints', () => {
       const reply = await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: 'user-7' });
       expect(reply.status).toBe(200);
       expect(reply.body).toEqual({ token_type: 'bearer', access_token: expect.any(String), expires_in: 7200, refresh_token: expect.stringMatching(/^[A-Za-z0-9]{32}$/) });
-      expect((await store.findByAccessToken(reply.body.access_token))!.authenticated_userid).toBe('user-7');
+      expect((await store.findByAccessDigest(tokenDigest(reply.body.access_token)))!.authenticated_userid).toBe('user-7');
     });
 
     it('needs the provision key and an authenticated_userid', async () => {
@@ -268,7 +268,7 @@ describe('oauth2 endpoints', () => {
     it('gives no refresh token and no expires_in when tokens never expire', async () => {
       const reply = await token({ grant_type: 'password', ...appCredentials, provision_key: PROVISION, authenticated_userid: 'u' }, {}, config({ token_expiration: 0 }));
       expect(reply.body).toEqual({ token_type: 'bearer', access_token: expect.any(String) });
-      expect((await store.findByAccessToken(reply.body.access_token))!.removed_at_ms).toBeNull();
+      expect((await store.findByAccessDigest(tokenDigest(reply.body.access_token)))!.removed_at_ms).toBeNull();
     });
   });
 
@@ -281,7 +281,7 @@ describe('oauth2 endpoints', () => {
       expect(reply.status).toBe(200);
       expect(reply.body.redirect_uri).toMatch(/^https:\/\/app\.example\/cb\?code=[A-Za-z0-9]{32}&state=s1$/);
       expect(reply.headers).toMatchObject({ 'cache-control': 'no-store', pragma: 'no-cache' });
-      const code = await store.findCode(params(reply.body.redirect_uri).code!);
+      const code = await store.findCode(tokenDigest(params(reply.body.redirect_uri).code!));
       expect(code).toMatchObject({ credential: { id: 'cred-app' }, authenticated_userid: 'user-1', scope: 'read', service: { id: serviceA.id } });
     });
 
@@ -295,7 +295,7 @@ describe('oauth2 endpoints', () => {
       const reply = await token({ grant_type: 'authorization_code', ...appCredentials, code });
       expect(reply.status).toBe(200);
       expect(reply.body.refresh_token).toBeDefined();
-      expect((await store.findByAccessToken(reply.body.access_token))!.authenticated_userid).toBe('user-1');
+      expect((await store.findByAccessDigest(tokenDigest(reply.body.access_token)))!.authenticated_userid).toBe('user-1');
       expect((await token({ grant_type: 'authorization_code', ...appCredentials, code })).body).toEqual({ error: 'invalid_request', error_description: 'Invalid code' });
     });
 
@@ -378,7 +378,7 @@ describe('oauth2 endpoints', () => {
       expect(base).toBe(CB);
       const args = Object.fromEntries(new URLSearchParams(fragment));
       expect(args).toEqual({ access_token: expect.any(String), expires_in: '7200', state: 'st', token_type: 'bearer' });
-      expect((await store.findByAccessToken(args.access_token!))!.authenticated_userid).toBe('u-9');
+      expect((await store.findByAccessDigest(tokenDigest(args.access_token!)))!.authenticated_userid).toBe('u-9');
       const off = await authorize({ response_type: 'token', client_id: 'app-id', provision_key: PROVISION, authenticated_userid: 'u' }, {}, config({ enable_implicit_grant: false }));
       expect(params(off.body.redirect_uri).error).toBe('unsupported_response_type');
     });
@@ -393,9 +393,9 @@ describe('oauth2 endpoints', () => {
       const reply = await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token });
       expect(reply.status).toBe(200);
       expect(reply.body.refresh_token).not.toBe(first.refresh_token);
-      const renewed = await store.findByAccessToken(reply.body.access_token);
+      const renewed = await store.findByAccessDigest(tokenDigest(reply.body.access_token));
       expect(renewed).toMatchObject({ authenticated_userid: 'u', scope: 'read' });
-      expect(await store.findByAccessToken(first.access_token)).toBeNull();
+      expect(await store.findByAccessDigest(tokenDigest(first.access_token))).toBeNull();
       expect((await token({ grant_type: 'refresh_token', ...appCredentials, refresh_token: first.refresh_token })).body).toEqual({
         error: 'invalid_request',
         error_description: 'Invalid refresh_token',
@@ -485,16 +485,17 @@ describe('oauth2 access', () => {
       service: { id: serviceA.id },
       token_type: 'bearer',
       expires_in: 10,
-      access_token: 'old-token',
-      refresh_token: null,
+      access_token_digest: tokenDigest('old-token'),
+      refresh_token_digest: null,
       authenticated_userid: null,
       scope: null,
       issued_at_ms: Date.now() - 100_000,
+      refresh_expires_at_ms: null,
       removed_at_ms: null,
     };
     await store.saveToken(base);
-    await store.saveToken({ ...base, id: crypto.randomUUID(), access_token: 'forever', expires_in: 0 });
-    await store.saveToken({ ...base, id: crypto.randomUUID(), access_token: 'orphan', expires_in: 0, credential: { id: 'cred-deleted' } });
+    await store.saveToken({ ...base, id: crypto.randomUUID(), access_token_digest: tokenDigest('forever'), expires_in: 0 });
+    await store.saveToken({ ...base, id: crypto.randomUUID(), access_token_digest: tokenDigest('orphan'), expires_in: 0, credential: { id: 'cred-deleted' } });
     expect(refusal((await access({ headers: { authorization: 'Bearer old-token' } })).result)?.status).toBe(401);
     expect((await access({ headers: { authorization: 'Bearer forever' } })).result.ok).toBe(true);
     expect(refusal((await access({ headers: { authorization: 'Bearer orphan' } })).result)?.status).toBe(401);
@@ -503,7 +504,7 @@ describe('oauth2 access', () => {
   it('binds tokens to their service unless global_credentials', async () => {
     const global = config({ global_credentials: true });
     const accessToken = await issue(global);
-    expect((await store.findByAccessToken(accessToken))!.service).toBeNull();
+    expect((await store.findByAccessDigest(tokenDigest(accessToken)))!.service).toBeNull();
     expect((await access({ headers: { authorization: `Bearer ${accessToken}` }, service: serviceB }, global)).result.ok).toBe(true);
     expect(refusal((await access({ headers: { authorization: `Bearer ${accessToken}` } })).result)?.body).toEqual({
       error: 'invalid_token',

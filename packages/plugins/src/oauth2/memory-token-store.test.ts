@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryTokenStore } from './memory-token-store';
-import type { AuthorizationCode, OAuth2Token } from './token-store';
+import { tokenDigest as digest, type AuthorizationCode, type OAuth2Token } from './token-store';
 
 let clock = 1_700_000_000_000;
 const now = () => clock;
@@ -13,19 +13,20 @@ function token(fields: Partial<OAuth2Token> = {}): OAuth2Token {
     credential: { id: 'cred-1' },
     service: null,
     token_type: 'bearer',
-    expires_in: 7200,
-    access_token: `at-${n}`,
-    refresh_token: `rt-${n}`,
+    expires_in: 30,
+    access_token_digest: digest(`at-${n}`),
+    refresh_token_digest: digest(`rt-${n}`),
     authenticated_userid: null,
     scope: null,
     issued_at_ms: clock,
+    refresh_expires_at_ms: clock + 60_000,
     removed_at_ms: clock + 60_000,
     ...fields,
   };
 }
 
 const code = (value: string): AuthorizationCode => ({
-  code: value,
+  code_digest: digest(value),
   created_at: 0,
   credential: { id: 'cred-1' },
   service: null,
@@ -36,28 +37,31 @@ const code = (value: string): AuthorizationCode => ({
 });
 
 describe('MemoryTokenStore', () => {
-  it('finds a token by access token, refresh token and id, and returns copies', async () => {
+  it('finds a token by the digests of its access and refresh tokens and by id, and returns copies', async () => {
     const store = new MemoryTokenStore(now);
     const t = token();
     await store.saveToken(t);
-    expect(await store.findByAccessToken(t.access_token)).toEqual(t);
-    expect(await store.findByRefreshToken(t.refresh_token!)).toEqual(t);
+    expect(await store.findByAccessDigest(t.access_token_digest)).toEqual(t);
+    expect(await store.findByRefreshDigest(t.refresh_token_digest!)).toEqual(t);
     expect(await store.findById(t.id)).toEqual(t);
     (await store.findById(t.id))!.scope = 'changed';
     expect((await store.findById(t.id))!.scope).toBeNull();
-    expect(await store.findByAccessToken('nope')).toBeNull();
+    expect(await store.findByAccessDigest(digest('nope'))).toBeNull();
   });
 
-  it('forgets a token, refresh token included, at its removal time; a null removal time keeps it', async () => {
+  it('forgets the access token when it expires, the refresh token and the record at their own ends; null keeps them', async () => {
     const store = new MemoryTokenStore(now);
     const short = token();
-    const forever = token({ removed_at_ms: null });
+    const forever = token({ expires_in: 0, refresh_token_digest: null, refresh_expires_at_ms: null, removed_at_ms: null });
     await store.saveToken(short);
     await store.saveToken(forever);
-    clock += 60_000;
-    expect(await store.findByAccessToken(short.access_token)).toBeNull();
-    expect(await store.findByRefreshToken(short.refresh_token!)).toBeNull();
-    expect(await store.findById(forever.id)).not.toBeNull();
+    clock += 30_000;
+    expect(await store.findByAccessDigest(short.access_token_digest)).toBeNull();
+    expect((await store.findByRefreshDigest(short.refresh_token_digest!))!.id).toBe(short.id);
+    clock += 30_000;
+    expect(await store.findByRefreshDigest(short.refresh_token_digest!)).toBeNull();
+    expect(await store.findById(short.id)).toBeNull();
+    expect(await store.findByAccessDigest(forever.access_token_digest)).not.toBeNull();
   });
 
   it('revokes once: only the first caller is told it removed the token', async () => {
@@ -66,8 +70,8 @@ describe('MemoryTokenStore', () => {
     await store.saveToken(t);
     const results = await Promise.all([store.revoke(t.id), store.revoke(t.id)]);
     expect(results.sort()).toEqual([false, true]);
-    expect(await store.findByAccessToken(t.access_token)).toBeNull();
-    expect(await store.findByRefreshToken(t.refresh_token!)).toBeNull();
+    expect(await store.findByAccessDigest(t.access_token_digest)).toBeNull();
+    expect(await store.findByRefreshDigest(t.refresh_token_digest!)).toBeNull();
   });
 
   it('keeps a reused refresh token pointing at the newer token', async () => {
@@ -75,22 +79,22 @@ describe('MemoryTokenStore', () => {
     const first = token();
     await store.saveToken(first);
     await store.revoke(first.id);
-    const second = token({ refresh_token: first.refresh_token });
+    const second = token({ refresh_token_digest: first.refresh_token_digest });
     await store.saveToken(second);
-    expect((await store.findByRefreshToken(first.refresh_token!))!.id).toBe(second.id);
+    expect((await store.findByRefreshDigest(first.refresh_token_digest!))!.id).toBe(second.id);
   });
 
   it('consumes a code once and lets it expire', async () => {
     const store = new MemoryTokenStore(now);
     await store.saveCode(code('c1'), 300);
     await store.saveCode(code('c2'), 300);
-    expect((await store.findCode('c1'))!.authenticated_userid).toBe('u');
-    expect(await store.consumeCode('c1')).toBe(true);
-    expect(await store.consumeCode('c1')).toBe(false);
-    expect(await store.findCode('c1')).toBeNull();
+    expect((await store.findCode(digest('c1')))!.authenticated_userid).toBe('u');
+    expect(await store.consumeCode(digest('c1'))).toBe(true);
+    expect(await store.consumeCode(digest('c1'))).toBe(false);
+    expect(await store.findCode(digest('c1'))).toBeNull();
     clock += 300_000;
-    expect(await store.findCode('c2')).toBeNull();
-    expect(await store.consumeCode('c2')).toBe(false);
+    expect(await store.findCode(digest('c2'))).toBeNull();
+    expect(await store.consumeCode(digest('c2'))).toBe(false);
   });
 
   it('lists live tokens in pages, soonest removal first', async () => {

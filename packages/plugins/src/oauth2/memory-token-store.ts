@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, listingKey, type AuthorizationCode, type OAuth2Token, type TokenPage, type TokenStore } from './token-store';
+import { accessExpiresAt, decodeCursor, encodeCursor, listingKey, type AuthorizationCode, type OAuth2Token, type TokenPage, type TokenStore } from './token-store';
 
 interface Expiring<T> {
   value: T;
@@ -11,12 +11,15 @@ const SWEEP_EVERY = 256;
 
 /**
  * Tokens and codes in this process's memory: the embedded mode, where the control plane and the one data plane share
- * this object. Entries expire by the clock given (tests move it).
+ * this object. Only digests are kept, as in Redis; each entry expires by the clock given (tests move it): the access
+ * entry with the access token, the refresh entry with the refresh token, the token itself when neither is valid.
  */
 export class MemoryTokenStore implements TokenStore {
   private readonly tokens = new Map<string, Expiring<OAuth2Token>>();
-  private readonly byAccess = new Map<string, string>();
-  private readonly byRefresh = new Map<string, string>();
+  /** access token digest → token id */
+  private readonly byAccess = new Map<string, Expiring<string>>();
+  /** refresh token digest → token id */
+  private readonly byRefresh = new Map<string, Expiring<string>>();
   private readonly codes = new Map<string, Expiring<AuthorizationCode>>();
   private writes = 0;
 
@@ -30,20 +33,21 @@ export class MemoryTokenStore implements TokenStore {
   private wrote(): void {
     if (++this.writes % SWEEP_EVERY !== 0) return;
     const now = this.now();
-    for (const [id, entry] of this.tokens) if (entry.until !== null && now >= entry.until) this.drop(id, entry.value);
-    for (const [code, entry] of this.codes) if (entry.until !== null && now >= entry.until) this.codes.delete(code);
+    for (const map of [this.tokens, this.byAccess, this.byRefresh, this.codes] as Array<Map<string, Expiring<unknown>>>) {
+      for (const [key, entry] of map) if (entry.until !== null && now >= entry.until) map.delete(key);
+    }
   }
 
   private drop(id: string, token: OAuth2Token): void {
     this.tokens.delete(id);
-    if (this.byAccess.get(token.access_token) === id) this.byAccess.delete(token.access_token);
-    if (token.refresh_token !== null && this.byRefresh.get(token.refresh_token) === id) this.byRefresh.delete(token.refresh_token);
+    if (this.byAccess.get(token.access_token_digest)?.value === id) this.byAccess.delete(token.access_token_digest);
+    if (token.refresh_token_digest !== null && this.byRefresh.get(token.refresh_token_digest)?.value === id) this.byRefresh.delete(token.refresh_token_digest);
   }
 
   async saveToken(token: OAuth2Token): Promise<void> {
     this.tokens.set(token.id, { value: structuredClone(token), until: token.removed_at_ms });
-    this.byAccess.set(token.access_token, token.id);
-    if (token.refresh_token !== null) this.byRefresh.set(token.refresh_token, token.id);
+    this.byAccess.set(token.access_token_digest, { value: token.id, until: accessExpiresAt(token) });
+    if (token.refresh_token_digest !== null) this.byRefresh.set(token.refresh_token_digest, { value: token.id, until: token.refresh_expires_at_ms });
     this.wrote();
   }
 
@@ -52,14 +56,14 @@ export class MemoryTokenStore implements TokenStore {
     return token === null ? null : structuredClone(token);
   }
 
-  async findByAccessToken(accessToken: string): Promise<OAuth2Token | null> {
-    const id = this.byAccess.get(accessToken);
-    return id === undefined ? null : this.findById(id);
+  async findByAccessDigest(digest: string): Promise<OAuth2Token | null> {
+    const id = this.live(this.byAccess.get(digest));
+    return id === null ? null : this.findById(id);
   }
 
-  async findByRefreshToken(refreshToken: string): Promise<OAuth2Token | null> {
-    const id = this.byRefresh.get(refreshToken);
-    return id === undefined ? null : this.findById(id);
+  async findByRefreshDigest(digest: string): Promise<OAuth2Token | null> {
+    const id = this.live(this.byRefresh.get(digest));
+    return id === null ? null : this.findById(id);
   }
 
   async revoke(id: string): Promise<boolean> {
@@ -70,19 +74,19 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   async saveCode(code: AuthorizationCode, lifetimeSeconds: number): Promise<void> {
-    this.codes.set(code.code, { value: structuredClone(code), until: this.now() + lifetimeSeconds * 1000 });
+    this.codes.set(code.code_digest, { value: structuredClone(code), until: this.now() + lifetimeSeconds * 1000 });
     this.wrote();
   }
 
-  async findCode(code: string): Promise<AuthorizationCode | null> {
-    const found = this.live(this.codes.get(code));
+  async findCode(digest: string): Promise<AuthorizationCode | null> {
+    const found = this.live(this.codes.get(digest));
     return found === null ? null : structuredClone(found);
   }
 
-  async consumeCode(code: string): Promise<boolean> {
-    const entry = this.codes.get(code);
+  async consumeCode(digest: string): Promise<boolean> {
+    const entry = this.codes.get(digest);
     if (entry === undefined) return false;
-    this.codes.delete(code);
+    this.codes.delete(digest);
     return this.live(entry) !== null;
   }
 

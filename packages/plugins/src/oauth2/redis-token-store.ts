@@ -1,22 +1,22 @@
 import type { Redis } from 'ioredis';
-import { decodeCursor, encodeCursor, listingKey, listingKeyAt, type AuthorizationCode, type OAuth2Token, type TokenPage, type TokenStore } from './token-store';
+import { accessExpiresAt, decodeCursor, encodeCursor, listingKey, listingKeyAt, type AuthorizationCode, type OAuth2Token, type TokenPage, type TokenStore } from './token-store';
 
 /**
- * Removes a token, its id entry and its refresh entry in one step, so two data planes refreshing with the same refresh
- * token cannot both succeed. KEYS[1] = the id entry; ARGV[1] = the key prefix. Returns 1 when this call removed it.
+ * Removes a token, its access entry and its refresh entry in one step, so two data planes refreshing with the same
+ * refresh token cannot both succeed. KEYS[1] = the token's entry; ARGV[1] = the key prefix, ARGV[2] = the id.
+ * Returns 1 when this call removed it.
  */
 const REVOKE = `
-local access = redis.call('GET', KEYS[1])
-if not access then return 0 end
+local json = redis.call('GET', KEYS[1])
+if not json then return 0 end
 redis.call('DEL', KEYS[1])
-local accessKey = ARGV[1] .. 'access:' .. access
-local json = redis.call('GET', accessKey)
-redis.call('DEL', accessKey)
-if json then
-  local ok, token = pcall(cjson.decode, json)
-  if ok and type(token) == 'table' and type(token.refresh_token) == 'string' then
-    local refreshKey = ARGV[1] .. 'refresh:' .. token.refresh_token
-    if redis.call('GET', refreshKey) == access then redis.call('DEL', refreshKey) end
+local ok, token = pcall(cjson.decode, json)
+if ok and type(token) == 'table' then
+  for _, entry in ipairs({ { 'access:', token.access_token_digest }, { 'refresh:', token.refresh_token_digest } }) do
+    if type(entry[2]) == 'string' then
+      local key = ARGV[1] .. entry[1] .. entry[2]
+      if redis.call('GET', key) == ARGV[2] then redis.call('DEL', key) end
+    end
   end
 end
 return 1
@@ -36,13 +36,20 @@ function checkExec(results: Array<[Error | null, unknown]> | null): void {
   for (const [err] of results) if (err) throw err;
 }
 
+/** milliseconds left until `at`, at least 1; null for never */
+function ttlUntil(at: number | null, now: number): number | null {
+  return at === null ? null : Math.max(1, at - now);
+}
+
 /**
  * Tokens and codes in Redis, under `prefix`: every data plane and the control plane read the same entries, so a token
- * issued through one data plane works through all of them at once. Layout:
- *   `<prefix>access:<access_token>` → the token (JSON), `<prefix>id:<id>` → access token,
- *   `<prefix>refresh:<refresh_token>` → access token, `<prefix>code:<code>` → the code (JSON),
+ * issued through one data plane works through all of them at once. Only digests are kept (see `tokenDigest`). Layout:
+ *   `<prefix>token:<id>` → the token (JSON), until neither of its tokens is valid;
+ *   `<prefix>access:<digest>` → id, until the access token expires (`expires_in`);
+ *   `<prefix>refresh:<digest>` → id, until the refresh token expires (`refresh_token_ttl`);
+ *   `<prefix>code:<digest>` → the authorization code (JSON), for its lifetime;
  *   `<prefix>index` → sorted set of listing keys (for `/oauth2_tokens`; entries of removed tokens are pruned lazily).
- * Entries expire with Redis TTLs.
+ * Entries expire with Redis TTLs; one without an end (a token that never expires) stays until revoked.
  */
 export class RedisTokenStore implements TokenStore {
   constructor(
@@ -59,57 +66,51 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async saveToken(token: OAuth2Token): Promise<void> {
-    const json = JSON.stringify(token);
     const tx = this.redis.multi();
     const now = Date.now();
-    if (token.removed_at_ms === null) {
-      tx.set(this.key('access', token.access_token), json);
-      tx.set(this.key('id', token.id), token.access_token);
-      if (token.refresh_token !== null) tx.set(this.key('refresh', token.refresh_token), token.access_token);
-    } else {
-      const ttl = Math.max(1, token.removed_at_ms - now);
-      tx.set(this.key('access', token.access_token), json, 'PX', ttl);
-      tx.set(this.key('id', token.id), token.access_token, 'PX', ttl);
-      if (token.refresh_token !== null) tx.set(this.key('refresh', token.refresh_token), token.access_token, 'PX', ttl);
-    }
+    const put = (key: string, value: string, ttl: number | null) => (ttl === null ? tx.set(key, value) : tx.set(key, value, 'PX', ttl));
+    put(this.key('token', token.id), JSON.stringify(token), ttlUntil(token.removed_at_ms, now));
+    put(this.key('access', token.access_token_digest), token.id, ttlUntil(accessExpiresAt(token), now));
+    if (token.refresh_token_digest !== null) put(this.key('refresh', token.refresh_token_digest), token.id, ttlUntil(token.refresh_expires_at_ms, now));
     tx.zadd(this.indexKey, 0, listingKey(token));
     tx.zremrangebylex(this.indexKey, '-', `(${listingKeyAt(now)}`);
     checkExec(await tx.exec());
   }
 
-  async findByAccessToken(accessToken: string): Promise<OAuth2Token | null> {
-    return parse<OAuth2Token>(await this.redis.get(this.key('access', accessToken)));
-  }
-
   async findById(id: string): Promise<OAuth2Token | null> {
-    const accessToken = await this.redis.get(this.key('id', id));
-    if (accessToken === null) return null;
-    const token = await this.findByAccessToken(accessToken);
+    const token = parse<OAuth2Token>(await this.redis.get(this.key('token', id)));
     return token !== null && token.id === id ? token : null;
   }
 
-  async findByRefreshToken(refreshToken: string): Promise<OAuth2Token | null> {
-    const accessToken = await this.redis.get(this.key('refresh', refreshToken));
-    if (accessToken === null) return null;
-    const token = await this.findByAccessToken(accessToken);
-    return token !== null && token.refresh_token === refreshToken ? token : null;
+  async findByAccessDigest(digest: string): Promise<OAuth2Token | null> {
+    const id = await this.redis.get(this.key('access', digest));
+    if (id === null) return null;
+    const token = await this.findById(id);
+    return token !== null && token.access_token_digest === digest ? token : null;
+  }
+
+  async findByRefreshDigest(digest: string): Promise<OAuth2Token | null> {
+    const id = await this.redis.get(this.key('refresh', digest));
+    if (id === null) return null;
+    const token = await this.findById(id);
+    return token !== null && token.refresh_token_digest === digest ? token : null;
   }
 
   async revoke(id: string): Promise<boolean> {
-    const removed = await this.redis.eval(REVOKE, 1, this.key('id', id), this.prefix);
+    const removed = await this.redis.eval(REVOKE, 1, this.key('token', id), this.prefix, id);
     return removed === 1;
   }
 
   async saveCode(code: AuthorizationCode, lifetimeSeconds: number): Promise<void> {
-    await this.redis.set(this.key('code', code.code), JSON.stringify(code), 'PX', Math.max(1, Math.round(lifetimeSeconds * 1000)));
+    await this.redis.set(this.key('code', code.code_digest), JSON.stringify(code), 'PX', Math.max(1, Math.round(lifetimeSeconds * 1000)));
   }
 
-  async findCode(code: string): Promise<AuthorizationCode | null> {
-    return parse<AuthorizationCode>(await this.redis.get(this.key('code', code)));
+  async findCode(digest: string): Promise<AuthorizationCode | null> {
+    return parse<AuthorizationCode>(await this.redis.get(this.key('code', digest)));
   }
 
-  async consumeCode(code: string): Promise<boolean> {
-    return (await this.redis.del(this.key('code', code))) === 1;
+  async consumeCode(digest: string): Promise<boolean> {
+    return (await this.redis.del(this.key('code', digest))) === 1;
   }
 
   async listTokens(page: { size: number; after?: string | null }): Promise<TokenPage> {
@@ -123,14 +124,10 @@ export class RedisTokenStore implements TokenStore {
       const keys = await this.redis.zrangebylex(this.indexKey, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, batch);
       if (keys.length === 0) break;
       const ids = keys.map((k) => k.slice(k.indexOf(':') + 1));
-      const accessTokens = await this.redis.mget(ids.map((id) => this.key('id', id)));
-      const present = accessTokens.filter((a): a is string => a !== null);
-      const tokens = present.length > 0 ? await this.redis.mget(present.map((a) => this.key('access', a))) : [];
-      const byAccess = new Map(present.map((a, i) => [a, parse<OAuth2Token>(tokens[i] ?? null)]));
+      const tokens = await this.redis.mget(ids.map((id) => this.key('token', id)));
       const gone: string[] = [];
       keys.forEach((key, i) => {
-        const accessToken = accessTokens[i];
-        const token = accessToken == null ? null : (byAccess.get(accessToken) ?? null);
+        const token = parse<OAuth2Token>(tokens[i] ?? null);
         if (token === null || token.id !== ids[i]) gone.push(key);
         else if (found.length < wanted) found.push({ key, token });
       });
@@ -142,4 +139,25 @@ export class RedisTokenStore implements TokenStore {
     const next = found.length > page.size ? encodeCursor(data[data.length - 1]!.key) : null;
     return { data: data.map((d) => d.token), next };
   }
+}
+
+const DIGEST_KEY = /:(access|refresh|code):[0-9a-f]{64}$/;
+
+/**
+ * Removes what the release before digests kept in clear under the oauth2 prefix (`id:<id>`, and `access:`, `refresh:`
+ * and `code:` entries named by the token itself), so that reading Redis reveals no token. Tokens issued by that release
+ * stop working: their clients ask for new ones. Returns how many keys were removed.
+ */
+export async function purgeClearTokens(redis: Redis, prefix: string): Promise<number> {
+  let removed = 0;
+  for (const family of ['id', 'access', 'refresh', 'code']) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}${family}:*`, 'COUNT', 1000);
+      cursor = next;
+      const clear = family === 'id' ? keys : keys.filter((key) => !DIGEST_KEY.test(key));
+      if (clear.length > 0) removed += await redis.del(...clear);
+    } while (cursor !== '0');
+  }
+  return removed;
 }

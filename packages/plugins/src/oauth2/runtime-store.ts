@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { PluginRuntime } from '../contract';
-import { RedisTokenStore } from './redis-token-store';
+import { purgeClearTokens, RedisTokenStore } from './redis-token-store';
 import type { TokenStore } from './token-store';
 
 /** The key prefix of oauth2's entries under the deployment's Redis prefix (`gatehouse:` → `gatehouse:oauth2:`). */
@@ -11,6 +11,11 @@ export function oauth2RedisPrefix(redisPrefix = ''): string {
 /** The token store of a cluster: data planes and control plane build it from the same Redis and prefix. */
 export function redisTokenStore(redis: Redis, redisPrefix = ''): TokenStore {
   return new RedisTokenStore(redis, oauth2RedisPrefix(redisPrefix));
+}
+
+/** `purgeClearTokens` under the deployment's prefix: the control plane runs it once at start. */
+export function purgeClearOAuth2Tokens(redis: Redis, redisPrefix = ''): Promise<number> {
+  return purgeClearTokens(redis, oauth2RedisPrefix(redisPrefix));
 }
 
 const fromRedis = new WeakMap<Redis, Map<string, TokenStore>>();

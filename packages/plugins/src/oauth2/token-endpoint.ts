@@ -4,7 +4,7 @@ import { blank, endpointResponse, httpsProblem, issueToken, oauthError, retrieve
 import { readParams, type OAuth2Params } from './params';
 import { pkceVerifierProblem } from './pkce';
 import type { OAuth2Config } from './schema';
-import type { TokenStore } from './token-store';
+import { tokenDigest, type TokenStore } from './token-store';
 
 const BASIC = /^\s*[Bb]asic\s*(.+)$/;
 const INVALID_CLIENT = oauthError('invalid_client', 'Invalid client authentication');
@@ -57,14 +57,14 @@ type Outcome = { ok: Record<string, unknown> } | { error: OAuthError };
 async function authorizationCodeGrant(store: TokenStore, ctx: OAuth2Context, config: OAuth2Config, params: OAuth2Params, client: OAuth2Client, state: string | undefined): Promise<Outcome> {
   const invalidCode = { error: oauthError('invalid_request', 'Invalid code') };
   const code = params.get('code');
-  const record = code === undefined ? null : await store.findCode(code);
+  const record = code === undefined ? null : await store.findCode(tokenDigest(code));
   const service = serviceBinding(ctx, config);
   if (record === null || (service !== null && service.id !== record.service?.id)) return invalidCode;
   if (record.credential.id !== client.id) return invalidCode;
   const pkce = pkceVerifierProblem(record, params.get('code_verifier'), client, config);
   if (pkce !== null) return { error: pkce };
   // a code is exchanged once, whichever data plane sees it first
-  if (!(await store.consumeCode(record.code))) return invalidCode;
+  if (!(await store.consumeCode(record.code_digest))) return invalidCode;
   return { ok: await issueToken(store, ctx, config, { client, authenticatedUserid: record.authenticated_userid, scope: record.scope, state, withRefresh: true }) };
 }
 
@@ -91,14 +91,14 @@ async function passwordGrant(store: TokenStore, ctx: OAuth2Context, config: OAut
 async function refreshTokenGrant(store: TokenStore, ctx: OAuth2Context, config: OAuth2Config, params: OAuth2Params, client: OAuth2Client, state: string | undefined): Promise<Outcome> {
   const invalid = { error: oauthError('invalid_request', 'Invalid refresh_token') };
   const refreshToken = params.get('refresh_token');
-  const token = refreshToken === undefined ? null : await store.findByRefreshToken(refreshToken);
+  const token = refreshToken === undefined ? null : await store.findByRefreshDigest(tokenDigest(refreshToken));
   const service = serviceBinding(ctx, config);
   if (token === null || (service !== null && service.id !== token.service?.id)) return invalid;
   if (token.credential.id !== client.id) return { error: INVALID_CLIENT };
   // the old token goes first: of two refreshes racing with the same refresh token only one gets a new token
   if (!(await store.revoke(token.id))) return invalid;
   return {
-    ok: await issueToken(store, ctx, config, { client, authenticatedUserid: token.authenticated_userid, scope: token.scope, state, withRefresh: true, replacing: token }),
+    ok: await issueToken(store, ctx, config, { client, authenticatedUserid: token.authenticated_userid, scope: token.scope, state, withRefresh: true, replacing: { token, refreshToken: refreshToken! } }),
   };
 }
 

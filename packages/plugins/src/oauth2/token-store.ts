@@ -1,11 +1,19 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Where oauth2 keeps what it issues: access tokens (with their refresh tokens) and authorization codes. Every data
  * plane must see a token the moment another one issued it, so the cluster uses Redis (`RedisTokenStore`) and the
  * embedded mode, one process, keeps them in memory (`MemoryTokenStore`). The control plane reads the same store for
- * `/oauth2_tokens`.
+ * `/oauth2_tokens`. No store ever holds a token or a code in clear (decision 28): only its SHA-256 digest, in key
+ * names and values alike, and an entry goes when what it stands for expires.
  */
 
-/** An access token as Kong's `oauth2_tokens` entity shows it, plus the issue time in milliseconds. */
+/** The digest a token, refresh token or authorization code is stored and looked up by: hex SHA-256. */
+export function tokenDigest(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** Kong's `oauth2_tokens` entity as stored: digests in place of the tokens, plus the clocks of its expiry. */
 export interface OAuth2Token {
   id: string;
   /** epoch seconds */
@@ -16,19 +24,29 @@ export interface OAuth2Token {
   token_type: 'bearer';
   /** seconds the access token is valid after issue; 0 = it never expires */
   expires_in: number;
-  access_token: string;
-  refresh_token: string | null;
+  /** `tokenDigest` of the access token */
+  access_token_digest: string;
+  /** `tokenDigest` of the refresh token; null when there is none */
+  refresh_token_digest: string | null;
   authenticated_userid: string | null;
   scope: string | null;
   /** epoch milliseconds of issue: the expiry clock (created_at is its whole seconds) */
   issued_at_ms: number;
-  /** epoch milliseconds at which the record, and with it the refresh token, is removed; null = kept until revoked */
+  /** epoch milliseconds at which the refresh token expires (Kong's `refresh_token_ttl`); null = none, or kept until revoked */
+  refresh_expires_at_ms: number | null;
+  /** epoch milliseconds at which the record goes: when neither the access nor the refresh token is valid; null = kept until revoked */
   removed_at_ms: number | null;
+}
+
+/** epoch milliseconds at which the access token expires; null = never */
+export function accessExpiresAt(token: Pick<OAuth2Token, 'expires_in' | 'issued_at_ms'>): number | null {
+  return token.expires_in > 0 ? token.issued_at_ms + token.expires_in * 1000 : null;
 }
 
 /** An authorization code waiting to be exchanged at the token endpoint. */
 export interface AuthorizationCode {
-  code: string;
+  /** `tokenDigest` of the code */
+  code_digest: string;
   created_at: number;
   credential: { id: string };
   service: { id: string } | null;
@@ -46,22 +64,33 @@ export interface TokenPage {
 }
 
 export interface TokenStore {
-  /** stores a token; it and its refresh token disappear at `token.removed_at_ms` (null: kept until revoked) */
+  /**
+   * stores a token: it is found by its access token until that expires, by its refresh token until
+   * `refresh_expires_at_ms`, by id until `removed_at_ms` (null: until revoked)
+   */
   saveToken(token: OAuth2Token): Promise<void>;
-  findByAccessToken(accessToken: string): Promise<OAuth2Token | null>;
-  findByRefreshToken(refreshToken: string): Promise<OAuth2Token | null>;
+  /** the token whose access token has this digest, while the access token is valid */
+  findByAccessDigest(digest: string): Promise<OAuth2Token | null>;
+  /** the token whose refresh token has this digest, while the refresh token is valid */
+  findByRefreshDigest(digest: string): Promise<OAuth2Token | null>;
   findById(id: string): Promise<OAuth2Token | null>;
   /** removes a token and its refresh token; true only for the one caller that removed it (a refresh is used once) */
   revoke(id: string): Promise<boolean>;
   saveCode(code: AuthorizationCode, lifetimeSeconds: number): Promise<void>;
-  findCode(code: string): Promise<AuthorizationCode | null>;
+  findCode(digest: string): Promise<AuthorizationCode | null>;
   /** removes a code; true only for the one caller that removed it (a code is exchanged once) */
-  consumeCode(code: string): Promise<boolean>;
+  consumeCode(digest: string): Promise<boolean>;
   /** live tokens, those closest to removal first; `after` is a previous page's `next` */
   listTokens(page: { size: number; after?: string | null }): Promise<TokenPage>;
 }
 
-/** Kong's `oauth2_tokens` entity as the admin API returns it. */
+/** How the admin API shows a stored digest in place of the token: `sha256:<hex>` (and finds a token by it). */
+const DIGEST_SHOWN = /^sha256:([0-9a-f]{64})$/;
+
+/**
+ * Kong's `oauth2_tokens` entity as the admin API returns it. Kong shows the tokens themselves; only their digests are
+ * kept, so `access_token` and `refresh_token` show those, as `sha256:<hex>` (as Kong shows hashed secrets).
+ */
 export function presentToken(token: OAuth2Token): Record<string, unknown> {
   return {
     id: token.id,
@@ -70,8 +99,8 @@ export function presentToken(token: OAuth2Token): Record<string, unknown> {
     service: token.service,
     token_type: token.token_type,
     expires_in: token.expires_in,
-    access_token: token.access_token,
-    refresh_token: token.refresh_token,
+    access_token: `sha256:${token.access_token_digest}`,
+    refresh_token: token.refresh_token_digest === null ? null : `sha256:${token.refresh_token_digest}`,
     authenticated_userid: token.authenticated_userid,
     scope: token.scope,
   };
@@ -85,9 +114,11 @@ export async function listOAuth2Tokens(store: TokenStore, page: { size: number; 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A token by id, or by access token when `ref` is not a UUID (Kong's endpoint key). */
+/** A token by id, else by access token (Kong's endpoint key), given in clear or as the admin API shows its digest. */
 export function findOAuth2Token(store: TokenStore, ref: string): Promise<OAuth2Token | null> {
-  return UUID.test(ref) ? store.findById(ref) : store.findByAccessToken(ref);
+  if (UUID.test(ref)) return store.findById(ref);
+  const shown = DIGEST_SHOWN.exec(ref);
+  return store.findByAccessDigest(shown ? shown[1]! : tokenDigest(ref));
 }
 
 /**

@@ -1,3 +1,5 @@
+import { createHmac } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { buildSnapshot, emptyConfig, type Consumer, type Service, type Snapshot } from '@gatehouse/core';
 
 /** A snapshot whose one service is named after `label`, so different labels give different hashes. */
@@ -52,4 +54,14 @@ export class MemoryLogger {
   has(level: string, pattern: RegExp): boolean {
     return this.lines.some((l) => l.level === level && pattern.test(`${l.message} ${JSON.stringify(l.fields ?? {})}`));
   }
+}
+
+/** The format of control planes before sealing: payload = base64(gzip(JSON)), HMAC-SHA256 under the secret, no `cipher`. */
+export function signUnsealed<T extends { version: number; hash: string; epoch?: string }>(value: T, secret: string, delta?: { from: number }): any {
+  const payload = gzipSync(Buffer.from(JSON.stringify(value), 'utf8')).toString('base64');
+  const signature = createHmac('sha256', secret).update(payload).digest('hex');
+  const envelope: Record<string, unknown> = delta ? { kind: 'delta', from: delta.from } : {};
+  Object.assign(envelope, { version: value.version, hash: value.hash, payload, signature });
+  if (value.epoch !== undefined) envelope.epoch = value.epoch;
+  return envelope;
 }

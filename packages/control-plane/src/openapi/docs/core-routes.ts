@@ -39,8 +39,8 @@ const oauth2Token: JsonObject = {
   properties: {
     id: { type: 'string' },
     credential: { type: 'object', properties: { id: { type: 'string' } } },
-    access_token: { type: 'string' },
-    refresh_token: { type: ['string', 'null'] },
+    access_token: { type: 'string', description: '`sha256:<hex>`: the digest kept in place of the token' },
+    refresh_token: { type: ['string', 'null'], description: '`sha256:<hex>`: the digest kept in place of the refresh token' },
     token_type: { type: 'string' },
     expires_in: { type: 'integer' },
     scope: { type: ['string', 'null'] },
@@ -208,7 +208,8 @@ export const CORE_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
   '/oauth2_tokens': {
     get: {
       summary: 'List oauth2 tokens',
-      description: 'Tokens live where the data planes keep them (Redis in a cluster, memory in `gatehouse start`), not in Postgres.',
+      description:
+        'Tokens live where the data planes keep them (Redis in a cluster, memory in `gatehouse start`), not in Postgres, as SHA-256 digests: `access_token` and `refresh_token` show those, never the tokens.',
       query: paging,
       responses: { 200: { description: 'One page', schema: page(oauth2Token) }, 400: { description: 'Invalid offset', schema: 'KongError' } },
     },
@@ -216,13 +217,13 @@ export const CORE_ROUTE_DOCS: Record<string, Partial<Record<Method, OperationDoc
   '/oauth2_tokens/:token': {
     get: {
       summary: 'Read an oauth2 token',
-      params: { token: 'the token id or its access token' },
+      params: { token: 'the token id, its access token, or the `sha256:<hex>` digest shown' },
       responses: { 200: { description: 'Found', schema: oauth2Token }, 404: notFound },
     },
     delete: {
       summary: 'Revoke an oauth2 token',
       description: 'It stops working on every data plane at once, its refresh token with it.',
-      params: { token: 'the token id or its access token' },
+      params: { token: 'the token id, its access token, or the `sha256:<hex>` digest shown' },
       responses: { 204: { description: 'Revoked, or was not there' } },
     },
   },
