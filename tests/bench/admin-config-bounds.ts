@@ -21,11 +21,11 @@ export interface ConfigBoundsRow {
 const MIB = 1024 * 1024;
 
 /**
- * A valid document of about `bytes` bytes: consumers carrying tags (a tag holds up to 1,024 characters, a consumer up
- * to 1,000 of them), the shape that packs the most text into the fewest entities.
+ * A valid document of about `bytes` bytes: consumers carrying 200 tags of 120 characters each (a tag holds up to 128),
+ * a shape that packs much text into few entities.
  */
 export function documentOfSize(bytes: number): string {
-  const tags = Array.from({ length: 60 }, (_, i) => `t${i}-${'x'.repeat(1000)}`);
+  const tags = Array.from({ length: 200 }, (_, i) => `t${String(i).padStart(3, '0')}-${'x'.repeat(115)}`);
   const one = JSON.stringify({ username: 'user-000000', tags }).length + 1;
   const count = Math.floor((bytes - 200) / one);
   const consumers = Array.from({ length: count }, (_, i) => ({ username: `user-${String(i).padStart(6, '0')}`, tags }));

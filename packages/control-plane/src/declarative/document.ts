@@ -6,6 +6,7 @@ import type { EntityKind } from '../service/entity-kind';
 import { derivedId } from './ids';
 import { childrenOf, orderKinds } from './kinds';
 import { entityType, type FlattenedError } from './errors';
+import { runAtOnce, SliceCounter, type Steps } from './slices';
 
 /** Kong's declarative format versions this reader accepts (3.0 is what it writes). */
 export const FORMAT_VERSION = '3.0';
@@ -101,6 +102,12 @@ export interface FlattenOptions {
 }
 
 export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKind[], opts: FlattenOptions = {}): FlatDocument {
+  return runAtOnce(flattenSteps(doc, allKinds, opts));
+}
+
+/** flattenDocument as steps (slices.ts), for the admin API to run without holding the event loop */
+export function* flattenSteps(doc: Record<string, unknown>, allKinds: EntityKind[], opts: FlattenOptions = {}): Steps<FlatDocument> {
+  const slice = new SliceCounter();
   const kinds = orderKinds(allKinds);
   const byName = new Map(kinds.map((k) => [k.def.name, k]));
   const entities = new Map<string, DocEntity[]>(kinds.map((k) => [k.def.name, []]));
@@ -116,7 +123,8 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
   const bad = forbiddenKey(doc);
   if (bad) topError(`key '${bad}' is not allowed`);
 
-  const walk = (kind: EntityKind, item: unknown, where: string, parent?: { field: string; parent: DocEntity }) => {
+  const walk = function* (kind: EntityKind, item: unknown, where: string, parent?: { field: string; parent: DocEntity }): Steps<void> {
+    if (slice.full()) yield;
     if (!item || typeof item !== 'object' || Array.isArray(item)) {
       errors.push({ entity_type: entityType(kind.def.name), errors: [{ type: 'entity', message: `${where}: expected a record` }] });
       return;
@@ -143,9 +151,9 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
     }
     entity.body = body;
     entities.get(kind.def.name)!.push(entity);
-    nested.forEach(({ kind: childKind, field, items }) =>
-      items.forEach((child, i) => walk(childKind, child, `${where}.${childKind.def.name}[${i}]`, { field, parent: entity })),
-    );
+    for (const { kind: childKind, field, items } of nested) {
+      for (const [i, child] of items.entries()) yield* walk(childKind, child, `${where}.${childKind.def.name}[${i}]`, { field, parent: entity });
+    }
   };
 
   for (const [key, value] of Object.entries(doc)) {
@@ -159,20 +167,21 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
       topError('expected an array', key);
       continue;
     }
-    value.forEach((item, i) => walk(kind, item, `${key}[${i}]`));
+    for (const [i, item] of value.entries()) yield* walk(kind, item, `${key}[${i}]`);
   }
 
-  resolveReferences(kinds, entities, errors, opts.external);
+  yield* resolveReferences(kinds, entities, errors, slice, opts.external);
   return { kinds, entities, errors };
 }
 
 /** In dependency order: references → `{id}`, then the entity's own id (given or derived), then duplicates. */
-function resolveReferences(
+function* resolveReferences(
   kinds: EntityKind[],
   entities: Map<string, DocEntity[]>,
   errors: FlattenedError[],
+  slice: SliceCounter,
   external?: Map<string, Array<Record<string, unknown>>>,
-): void {
+): Steps<void> {
   const ids = new Map<string, Map<string, DocEntity>>();
   const keys = new Map<string, Map<string, DocEntity>>();
   for (const kind of kinds) {
@@ -191,6 +200,7 @@ function resolveReferences(
     }
 
     for (const entity of entities.get(def.name)!) {
+      if (slice.full()) yield;
       const problems: FlattenedError['errors'] = [];
       for (const fk of def.foreignKeys) {
         if (entity.nestedUnder?.field === fk.field) {

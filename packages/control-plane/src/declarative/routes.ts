@@ -5,8 +5,9 @@ import type { AdminContext } from '../http/context';
 import { mediaType } from '../http/body';
 import { queryFlag } from '../http/query-flags';
 import { shownTo } from '../http/private-material';
-import { applyDocument, diffDocument, validateDocument } from './apply';
-import { flattenDocument, parseDocumentText } from './document';
+import { applyDocument, diffDocument, validateDocumentInSlices } from './apply';
+import { flattenSteps, parseDocumentText } from './document';
+import { nextTurn, runInSlices, SliceCounter } from './slices';
 import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
 import { documentKinds, exportDocument, hasTags, readAll, toDocumentEntity } from './export';
@@ -90,8 +91,8 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
         const doc = documentOf(req);
         const kinds = documentKinds(entities);
         const external = selectTags ? await outsideTags(kinds, selectTags) : undefined;
-        const flat = flattenDocument(doc, kinds, { selectTags, external });
-        const errors = validateDocument(flat);
+        const flat = await runInSlices(flattenSteps(doc, kinds, { selectTags, external }));
+        const errors = await validateDocumentInSlices(flat);
         if (errors.length) throw new DeclarativeError(errors);
         if (dryRun || checkHash) {
           const diff = await diffDocument(entities, flat, selectTags);
@@ -106,9 +107,16 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
         }
         const written = await applyDocument(entities, flat, selectTags);
         const body: Record<string, unknown> = {};
+        const slice = new SliceCounter();
         for (const kind of flat.kinds) {
           const list = written.get(kind.def.name) ?? [];
-          if (list.length) body[kind.def.name] = list.map((e) => toDocumentEntity(kind, entities.present(kind, e)));
+          if (!list.length) continue;
+          const shown: Array<Record<string, unknown>> = [];
+          for (const e of list) {
+            if (slice.full()) await nextTurn();
+            shown.push(toDocumentEntity(kind, entities.present(kind, e)));
+          }
+          body[kind.def.name] = shown;
         }
         send(req, res, 201, body);
       } catch (err) {
