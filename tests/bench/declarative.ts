@@ -18,14 +18,15 @@ export interface DeclarativeRow {
   peakRssMb: number;
 }
 
-function documentWith(consumers: number): string {
+/** a format-3.0 document: one service with key-auth, and `consumers` consumers with one key-auth key each */
+export function documentWith(consumers: number): string {
   const list = [];
   for (let i = 0; i < consumers; i++) list.push({ username: `user-${i}`, keyauth_credentials: [{ key: `key-${i}-${'k'.repeat(16)}` }] });
   return JSON.stringify({ _format_version: '3.0', services: [{ name: 'bench', url: 'http://127.0.0.1:9', routes: [{ name: 'bench', paths: ['/bench'], plugins: [{ name: 'key-auth' }] }] }], consumers: list });
 }
 
 /** the peak resident set of a process since it started (VmHWM), in MiB */
-function peakRssMb(pid: number): number {
+export function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmHWM:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) / 1024 : NaN;

@@ -2,6 +2,7 @@
 // a baseline measured in the same run. Each server runs as its own process; the load generator (autocannon) runs here.
 //   BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_ONLY (comma-separated target names)
 //   BENCH_SCALE_N (default 100000) and BENCH_SCALE_SMALL (default 100): the consumer counts of the `scale` scenario
+//   BENCH_CONFIG_CONSUMERS (default 100000): the consumer count of the `admin-config` scenario's second document
 //   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
 //   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
 import { existsSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { here, load, printTable, startScript, type LoadResult } from './harness'
 import { measurePropagation } from './propagation';
 import { measureBasicAuthStall, printBasicAuthStall } from './basic-auth-stall';
 import { measureDeclarative, printDeclarative } from './declarative';
+import { measureConfigBounds, printConfigBounds } from './admin-config-bounds';
 import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
 import { runBalancingBench } from './balancing';
@@ -143,6 +145,10 @@ async function main(): Promise<void> {
   if (!only || only.includes('declarative')) {
     const sizes = (process.env.BENCH_DECL_SIZES ?? '1000,10000,100000').split(',').map(Number);
     printDeclarative(await measureDeclarative(sizes));
+  }
+
+  if (!only || only.includes('admin-config')) {
+    printConfigBounds(await measureConfigBounds(Number(process.env.BENCH_CONFIG_CONSUMERS ?? 100_000)));
   }
 
   if (!only || only.includes('sync-faults')) {

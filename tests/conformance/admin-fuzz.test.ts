@@ -1,18 +1,22 @@
 /**
- * The admin API under generated hostile input (issue 9, decision 16), on both databases: every entity path and every
- * plugin config receives wrong types, huge strings and arrays, NUL bytes and invalid UTF-8, deep nesting,
- * prototype-pollution keys, broken multipart and wrong content types, as JSON, form and multipart bodies.
+ * The admin API under generated hostile input (issue 9, decision 16; issue 23, decisions 26 and 30), on both
+ * databases: every entity path, every plugin config, RBAC's routes and `POST /config` receive wrong types, huge
+ * strings and arrays, NUL bytes and invalid UTF-8, deep nesting, prototype-pollution keys and JavaScript built-in names
+ * (`toString`, `valueOf`, `hasOwnProperty`, …), broken multipart and wrong content types, as JSON, form, multipart and
+ * (for declarative documents) YAML bodies, with query-string flags read one way.
  * Rules: no answer is a 5xx, and a refused write leaves nothing behind (every table's row count and the config
  * version are what they were before it).
  *
  * Most requests carry at least one defect that must be refused whatever the endpoint (a NUL byte, a
- * prototype-pollution key, nesting past 32 levels, an array past 1,000 elements, a string past 64 KiB, bytes that
- * are not UTF-8, a nameless or truncated multipart part, an array index out of range, an unsupported content type):
+ * prototype-pollution key, nesting past 64 levels, an array past 1,000 elements, a string past 64 KiB, bytes that
+ * are not UTF-8, a nameless or truncated multipart part, an array index out of range, an unsupported content type, a
+ * flag that is not a boolean, a declarative document that cannot load):
  * those must all answer a 4xx, and the database state (every table's row count and the config version, read in one
  * query) is compared every 50 of them. The other requests (wrong types, odd charsets, nothing certainly wrong) may be
  * accepted; the state is read right before and right after each of them, so a refused one is checked on its own.
+ * Declarative documents that may load are sent with `dry_run`, so the fixtures the other requests aim at stay.
  *
- * Seeded: GATEHOUSE_FUZZ_SEED (default fixed) and GATEHOUSE_FUZZ_REQUESTS per database (default 5,000, so 10,000
+ * Seeded: GATEHOUSE_FUZZ_SEED (default fixed) and GATEHOUSE_FUZZ_REQUESTS per database (default 10,000, so 20,000
  * over both); a failure names the seed and the request number, so `GATEHOUSE_FUZZ_SEED=<seed>` replays it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,32 +33,27 @@ import {
   keysExtension,
   openDatabase,
   rbacMigrations,
+  tlsExtension,
+  tlsMigrations,
   type AdminApp,
   type Database,
 } from '@gatehouse/control-plane';
-import { createTestDatabase, type TestDatabase } from '@gatehouse/testkit';
+import { createTestDatabase, seededRandom, type TestDatabase } from '@gatehouse/testkit';
 
 // generous for a loaded machine; on a quiet one each database's run takes well under half a minute
 jest.setTimeout(300_000);
 
 const SEED = Number(process.env.GATEHOUSE_FUZZ_SEED ?? 0x9a7e5eed) >>> 0;
-const REQUESTS = Number(process.env.GATEHOUSE_FUZZ_REQUESTS ?? 5000);
+const REQUESTS = Number(process.env.GATEHOUSE_FUZZ_REQUESTS ?? 10_000);
 /** certainly-refused requests between two reads of the database state */
 const WINDOW = 50;
 
-// ── a small seeded PRNG (mulberry32) ─────────────────────────────────────────
+// ── the testkit's seeded sequence, with the picks the generators need ─────────────────────────────────────
 
 class Rng {
-  private state: number;
+  readonly next: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = seededRandom(seed);
   }
   int(min: number, max: number): number {
     return min + Math.floor(this.next() * (max - min + 1));
@@ -70,10 +69,13 @@ class Rng {
 // ── hostile values, as JSON text (so that `__proto__` keys and deep nesting survive serialisation) ──────────
 
 const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
+/** names of Object.prototype's members and other built-ins: ordinary field names (decision 26) */
+const BUILT_IN_NAMES = ['toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupGetter__', 'then', 'length', 'toJSON'];
 const SHORT_STRINGS = ['', 'x', 'fz', '/x', '~/(a+)+$', 'http://fz.test', '0', 'true', 'null', '*', '../..', '%00', 'ümlaut', '🦀'];
 
-function deepJson(rng: Rng): string {
-  const depth = rng.pick([33, 64, 500, 5000]);
+/** nesting past 64 levels (`certain`), or within it */
+function deepJson(rng: Rng, certain = true): string {
+  const depth = certain ? rng.pick([65, 100, 1000, 5000]) : rng.pick([33, 60]);
   const open = rng.chance(0.5) ? '[' : '{"a":';
   const close = open === '[' ? ']' : '}';
   return `${open.repeat(depth)}1${close.repeat(depth)}`;
@@ -95,7 +97,7 @@ function hostileJson(rng: Rng, fieldNames: readonly string[], depth = 0): string
     case 5:
       return JSON.stringify(new Array(rng.pick([1001, 2000])).fill(rng.pick(['a', '/p', 1])));
     case 6:
-      return deepJson(rng);
+      return deepJson(rng, rng.chance(0.5));
     case 7:
       return JSON.stringify('0e5d3c4b-aaaa-4bbb-8ccc-' + String(rng.int(0, 999999999999)).padStart(12, '0'));
     case 8:
@@ -119,7 +121,8 @@ function hostileJson(rng: Rng, fieldNames: readonly string[], depth = 0): string
 function hostileKey(rng: Rng, fieldNames: readonly string[]): string {
   const roll = rng.next();
   if (roll < 0.6 && fieldNames.length) return rng.pick(fieldNames);
-  if (roll < 0.75) return rng.pick(FORBIDDEN_KEYS);
+  if (roll < 0.7) return rng.pick(FORBIDDEN_KEYS);
+  if (roll < 0.78) return rng.pick(BUILT_IN_NAMES);
   if (roll < 0.82) return `a\u0000b`;
   if (roll < 0.86) return 'k'.repeat(1025);
   return rng.pick(['config', 'name', 'tags', 'id', 'created_at', 'x', '']);
@@ -143,7 +146,7 @@ function formKey(rng: Rng, fieldNames: readonly string[]): string {
   const base = fieldNames.length && rng.chance(0.7) ? rng.pick(fieldNames) : hostileKey(rng, fieldNames);
   return (
     base +
-    rng.pick(['', '', '[]', '[1]', '[-1]', '[0]', '[1001]', '[99999999999999999999]', '[x]', '.a', '.__proto__', '[1][2]', '[', '..', '.', `${'[1]'.repeat(40)}`])
+    rng.pick(['', '', '[]', '[1]', '[-1]', '[0]', '[1001]', '[99999999999999999999]', '[x]', '.a', '.__proto__', '.toString', '[valueOf]', '[1][2]', '[', '..', '.', `${'[1]'.repeat(40)}`, `${'.a'.repeat(50)}`])
   );
 }
 
@@ -240,6 +243,9 @@ function formDefect(rng: Rng): string {
     'name=%ff',
     'name=%c3%28',
     new Array(1001).fill('tags[]=t').join('&'),
+    `a${'[b]'.repeat(70)}=1`,
+    `config${'.c'.repeat(64)}=1`,
+    `tags${'%5Bx%5D'.repeat(100)}=1`,
   ]);
 }
 
@@ -253,11 +259,22 @@ interface Target {
   fixed?: Record<string, string>;
 }
 
+/** an entity family of a declarative document (`services`, `keyauth_credentials`, …) and its fields */
+interface DocFamily {
+  name: string;
+  fields: readonly string[];
+}
+
+interface Targets {
+  writes: Target[];
+  families: DocFamily[];
+}
+
 function shapeKeys(schema: { shape?: Record<string, unknown> } | undefined): string[] {
   return schema?.shape ? Object.keys(schema.shape) : [];
 }
 
-async function buildTargets(app: AdminApp, http: Http): Promise<Target[]> {
+async function buildTargets(app: AdminApp, http: Http): Promise<Targets> {
   const admin = app.locals.admin;
   const ok = async (method: string, path: string, body: unknown) => {
     const res = await http(method, path, { type: 'application/json', body: Buffer.from(JSON.stringify(body)) });
@@ -268,6 +285,7 @@ async function buildTargets(app: AdminApp, http: Http): Promise<Target[]> {
   await ok('POST', '/services/fz-svc/routes', { name: 'fz-route', paths: ['/fz'] });
   await ok('POST', '/consumers', { username: 'fz-consumer' });
   await ok('POST', '/key-sets', { name: 'fz-ks' });
+  await ok('POST', '/upstreams', { name: 'fz-up' });
   await ok('POST', '/apis', { name: 'fz-api', uris: ['/fz-api'], upstream_url: 'http://fz.test' });
   const plugin = await ok('POST', '/plugins', { name: 'request-termination', config: { status_code: 418 } });
   await ok('POST', '/rbac/users', { name: 'fz-user', user_token: 'fz-user-token-0123456789' });
@@ -282,6 +300,7 @@ async function buildTargets(app: AdminApp, http: Http): Promise<Target[]> {
     routes: 'fz-route',
     consumers: 'fz-consumer',
     key_sets: 'fz-ks',
+    upstreams: 'fz-up',
     plugins: plugin.id,
   };
   for (const kind of admin.entities.allKinds()) {
@@ -318,7 +337,8 @@ async function buildTargets(app: AdminApp, http: Http): Promise<Target[]> {
   writes('/rbac/users/fz-user/roles', ['roles'], ['POST']);
   writes('/workspaces', ['name', 'comment', 'config', 'meta'], ['POST']);
   writes('/admins', ['username', 'custom_id', 'email', 'rbac_token_enabled'], ['POST']);
-  return targets;
+  const families = admin.entities.allKinds().map((kind) => ({ name: kind.def.name, fields: shapeKeys(kind.def.schema) }));
+  return { writes: targets, families };
 }
 
 // ── the admin API over a real listener, and the state a refused write must leave alone ───────────────────────
@@ -385,8 +405,98 @@ const WRONG_TYPES = ['text/plain', 'application/xml', 'image/png', 'application/
 /** parsed as JSON or as a form all the same: what they carry decides */
 const ODD_CHARSETS = ['application/json; charset=utf-16', 'application/merge-patch+json', 'application/x-www-form-urlencoded; charset=latin1'];
 
-function generate(rng: Rng, targets: Target[]): Generated {
-  const target = rng.pick(targets);
+const TRUE_WORDS = ['true', '1', 'yes', 'on', 'TRUE', 'Yes', 'ON'];
+const BAD_FLAGS = ['maybe', '2', 'y', 'nope', 'truthy', '1&dry_run=0'];
+
+/** a hostile entity of one family, as JSON text (its own fields, hostile values, now and then a nested family) */
+function docEntity(rng: Rng, family: DocFamily, families: DocFamily[], depth = 0): string {
+  const entries: string[] = [];
+  for (let i = rng.int(1, 4); i > 0; i--) entries.push(`${JSON.stringify(hostileKey(rng, family.fields))}:${hostileJson(rng, family.fields, 1)}`);
+  if (depth < 2 && rng.chance(0.3)) {
+    const child = rng.pick(families);
+    entries.push(`${JSON.stringify(child.name)}:[${docEntity(rng, child, families, depth + 1)}]`);
+  }
+  return `{${entries.join(',')}}`;
+}
+
+function docJson(rng: Rng, families: DocFamily[]): string {
+  const entries = [`"_format_version":${JSON.stringify(rng.chance(0.9) ? '3.0' : rng.pick(['1.1', '2.1', 3, null]))}`];
+  for (let i = rng.int(1, 3); i > 0; i--) {
+    const family = rng.pick(families);
+    const count = rng.chance(0.02) ? rng.int(1001, 1200) : rng.int(1, 4);
+    const items = Array.from({ length: count }, () => (count > 10 ? `{"name":"n${rng.int(0, 1e9)}"}` : docEntity(rng, family, families)));
+    entries.push(`${JSON.stringify(rng.chance(0.1) ? rng.pick(BUILT_IN_NAMES) : family.name)}:[${items.join(',')}]`);
+  }
+  return `{${entries.join(',')}}`;
+}
+
+/** YAML-only shapes: block style, anchors, aliases and merge keys, built-in names as keys */
+function docYaml(rng: Rng, families: DocFamily[]): string {
+  const family = rng.pick(families);
+  const key = hostileKey(rng, family.fields).replace(/[\u0000\n]/g, '');
+  const value = rng.pick(['x', '1', 'true', '~', '[]', '{}', '"q"', `${'['.repeat(30)}1${']'.repeat(30)}`, '*base']);
+  const lines = ['_format_version: "3.0"', 'base: &base {name: anchored}'];
+  lines.push(`${family.name}:`, `- <<: *base`, `  ${JSON.stringify(key)}: ${value}`);
+  if (rng.chance(0.5)) lines.push(`- name: ${rng.pick(BUILT_IN_NAMES)}`, `  tags: [*base, *base]`);
+  return lines.join('\n') + '\n';
+}
+
+/** a document no control plane may load, and the defect that says so */
+function certainDocument(rng: Rng, families: DocFamily[]): { query: string; type: string; body: string } {
+  const doc = docJson(rng, families);
+  switch (rng.int(0, 9)) {
+    case 0:
+      return { query: '', type: 'application/json', body: `{"_format_version":"3.0","services":[${deepJson(rng)}]}` };
+    case 1: {
+      let block = '_format_version: "3.0"\nservices:\n';
+      for (let i = 1; i <= rng.pick([65, 80, 300]); i++) block += `${' '.repeat(i)}k${i}:\n`;
+      return { query: '', type: rng.pick(['application/yaml', 'text/yaml', 'text/plain']), body: block };
+    }
+    case 2:
+      return { query: '', type: 'application/yaml', body: `_format_version: "3.0"\nservices: ${'['.repeat(rng.pick([65, 1000, 100_000]))}\n` };
+    case 3:
+      return { query: '', type: 'application/json', body: doc.replace('"_format_version":', '"_format_versionz":') };
+    case 4:
+      // (top-level keys starting with `_` are the document's own metadata, so not those)
+      return { query: '', type: 'application/json', body: `{"_format_version":"3.0",${JSON.stringify(rng.pick(BUILT_IN_NAMES.filter((n) => !n.startsWith('_'))))}:[]}` };
+    case 5:
+      return { query: '', type: 'application/json', body: `{"_format_version":"3.0","services":[{"name":"s","url":"http://s.test",${JSON.stringify(rng.pick(BUILT_IN_NAMES))}:1}]}` };
+    case 6:
+      return { query: `?${rng.pick(['dry_run', 'check_hash', 'flatten_errors'])}=${rng.pick(BAD_FLAGS)}`, type: 'application/json', body: doc };
+    case 7:
+      return { query: '', type: 'application/x-www-form-urlencoded', body: `config=${encodeURIComponent(`{"_format_version":"3.0","consumers":[${deepJson(rng)}]}`)}` };
+    case 8: {
+      // an alias bomb: each level doubles what the one below holds
+      const lines = ['_format_version: "3.0"', 'a0: &a0 [x, x]'];
+      for (let i = 1; i < 20; i++) lines.push(`a${i}: &a${i} [*a${i - 1}, *a${i - 1}]`);
+      return { query: '', type: 'application/yaml', body: lines.join('\n') };
+    }
+    default:
+      return { query: '', type: rng.pick(['application/xml', 'image/png']), body: doc };
+  }
+}
+
+function declarative(rng: Rng, families: DocFamily[]): Generated {
+  const certain = rng.chance(0.7);
+  if (certain) {
+    const { query, type, body } = certainDocument(rng, families);
+    return { method: 'POST', path: `/config${query}`, type, body: Buffer.from(body), certain, label: `config ${type} ${body.slice(0, 160)}` };
+  }
+  // may load: asked as a dry run (with check_hash now and then), so the fixtures stay
+  const flags = `?dry_run=${rng.pick(TRUE_WORDS)}${rng.chance(0.3) ? `&check_hash=${rng.pick(TRUE_WORDS)}` : ''}${rng.chance(0.3) ? '&flatten_errors=1' : ''}`;
+  const roll = rng.next();
+  const json = docJson(rng, families);
+  if (roll < 0.5) return { method: 'POST', path: `/config${flags}`, type: 'application/json', body: Buffer.from(json), certain, label: `config json ${json.slice(0, 160)}` };
+  if (roll < 0.8) {
+    const yaml = docYaml(rng, families);
+    return { method: 'POST', path: `/config${flags}`, type: 'application/yaml', body: Buffer.from(yaml), certain, label: `config yaml ${yaml.slice(0, 160)}` };
+  }
+  return { method: 'POST', path: `/config${flags}`, type: 'application/x-www-form-urlencoded', body: Buffer.from(`config=${encodeURIComponent(json)}`), certain, label: `config form ${json.slice(0, 160)}` };
+}
+
+function generate(rng: Rng, { writes, families }: Targets): Generated {
+  if (rng.chance(0.12)) return declarative(rng, families);
+  const target = rng.pick(writes);
   const { method, path, fields, fixed = {} } = target;
   const fixedText = Object.fromEntries(Object.entries(fixed).map(([k, v]) => [k, JSON.parse(v) as string]));
   const certain = rng.chance(0.9);
@@ -433,7 +543,7 @@ interface Harness {
 async function startHarness(backend: 'postgres' | 'pglite'): Promise<Harness> {
   let database: Database;
   let dispose: () => Promise<void>;
-  const migrations = { ...keyMigrations(), ...rbacMigrations() };
+  const migrations = { ...keyMigrations(), ...rbacMigrations(), ...tlsMigrations() };
   if (backend === 'postgres') {
     const testDb: TestDatabase = await createTestDatabase('gh_fuzz');
     database = await openDatabase({ url: testDb.url, poolSize: 4, migrations }).catch(async (err) => {
@@ -447,11 +557,12 @@ async function startHarness(backend: 'postgres' | 'pglite'): Promise<Harness> {
     dispose = async () => rmSync(dir, { recursive: true, force: true });
   }
   const rbac = createRbac({ db: database.db, mode: 'off', log: () => {} });
+  const keyring = keyringFromSecret('fuzz-keyring-secret-0123456789abcdef');
   const logged: string[] = [];
   const app = createAdminApp({
     database,
     middleware: rbac.middleware,
-    extensions: [rbac.extension, keysExtension(keyringFromSecret('fuzz-keyring-secret-0123456789abcdef'))],
+    extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring)],
     log: (message, err) => void logged.push(`${message} ${err instanceof Error ? err.stack : String(err)}`),
   });
   const server = await new Promise<Server>((resolve) => {

@@ -35,6 +35,8 @@ export interface Settings {
   underscoreHeaders: boolean;
   /** the most the data plane buffers of a request body, in bytes */
   maxBufferedBody: number;
+  /** the largest `POST /config` body the admin API reads, in bytes */
+  adminMaxConfigBody: number;
   /** origins whose browser pages may call the admin API (decision 14) */
   adminGuiOrigins: string[];
   /** Kong's `headers` setting: which headers the gateway adds to responses */
@@ -73,6 +75,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
+  { name: 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY', default: '64m', meaning: 'the largest `POST /config` body the admin API reads (every other admin body: 4 MiB); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
   { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
   { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
@@ -130,6 +133,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),
+    adminMaxConfigBody: parseByteSize(env.GATEHOUSE_ADMIN_MAX_CONFIG_BODY || '64m', 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY'),
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',

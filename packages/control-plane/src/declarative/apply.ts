@@ -8,6 +8,7 @@ import { entityError, type DocEntity, type FlatDocument } from './document';
 import { DeclarativeError, entityType, errorItems, type FlattenedError } from './errors';
 import { diffConfigs, type ConfigDiff, type DiffFamily } from './diff';
 import { hasTags, readAll, toDocumentEntity } from './export';
+import { nextTurn, runAtOnce, runInSlices, SliceCounter, type Steps } from './slices';
 
 /** What is wrong with an error thrown by a kind's checks, as Kong's field errors. */
 function fieldErrorsOf(err: unknown): FieldErrors {
@@ -34,9 +35,20 @@ export function checkEntity(kind: EntityKind, body: Record<string, unknown>): { 
 
 /** Every error of a flattened document, the schema's included; an empty list means it would load. */
 export function validateDocument(flat: FlatDocument): FlattenedError[] {
+  return runAtOnce(validateSteps(flat));
+}
+
+/** validateDocument in slices (slices.ts), giving the event loop a turn now and then */
+export function validateDocumentInSlices(flat: FlatDocument): Promise<FlattenedError[]> {
+  return runInSlices(validateSteps(flat));
+}
+
+function* validateSteps(flat: FlatDocument): Steps<FlattenedError[]> {
+  const slice = new SliceCounter();
   const errors = [...flat.errors];
   for (const kind of flat.kinds) {
     for (const entity of flat.entities.get(kind.def.name)!) {
+      if (slice.full()) yield;
       const result = checkEntity(kind, entity.body);
       if ('errors' in result) errors.push(entityError(entity, errorItems(result.errors)));
     }
@@ -47,17 +59,23 @@ export function validateDocument(flat: FlatDocument): FlattenedError[] {
 /** What applying the document would change, against the current state (the document must be valid). */
 export async function diffDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<ConfigDiff> {
   const current = await readAll(entities, flat.kinds, entities.store.db);
-  const families: DiffFamily[] = flat.kinds.map((kind) => {
-    const inScope = current.get(kind.def.name)!.filter((e) => hasTags(e, selectTags));
-    const have = new Map(inScope.map((e) => [e.id, toDocumentEntity(kind, entities.present(kind, e))]));
+  const families: DiffFamily[] = [];
+  const slice = new SliceCounter();
+  for (const kind of flat.kinds) {
+    const have = new Map<string, Record<string, unknown>>();
+    for (const e of current.get(kind.def.name)!) {
+      if (slice.full()) await nextTurn();
+      if (hasTags(e, selectTags)) have.set(e.id, toDocumentEntity(kind, entities.present(kind, e)));
+    }
     const want = new Map<string, Record<string, unknown>>();
     for (const doc of flat.entities.get(kind.def.name)!) {
+      if (slice.full()) await nextTurn();
       const result = checkEntity(kind, doc.body);
       const entity = 'entity' in result ? result.entity : doc.body;
       want.set(String(doc.body.id), toDocumentEntity(kind, entities.present(kind, entity as StoredEntity)));
     }
-    return { type: kind.def.name, endpointKey: kind.def.endpointKey, current: have, desired: want };
-  });
+    families.push({ type: kind.def.name, endpointKey: kind.def.endpointKey, current: have, desired: want });
+  }
   return diffConfigs(families);
 }
 
@@ -68,7 +86,7 @@ export async function diffDocument(entities: EntityService, flat: FlatDocument, 
  * creation time when the document gives none. Any error rolls everything back and is reported per entity.
  */
 export async function applyDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<Map<string, StoredEntity[]>> {
-  const upfront = validateDocument(flat);
+  const upfront = await validateDocumentInSlices(flat);
   if (upfront.length) throw new DeclarativeError(upfront);
   const store = entities.store;
   return store.write(async (trx) => {
@@ -81,9 +99,11 @@ export async function applyDocument(entities: EntityService, flat: FlatDocument,
 
     const written = new Map<string, StoredEntity[]>();
     const errors: FlattenedError[] = [];
+    const slice = new SliceCounter();
     for (const kind of flat.kinds) {
       const built: StoredEntity[] = [];
       for (const doc of flat.entities.get(kind.def.name)!) {
+        if (slice.full()) await nextTurn();
         const body = { ...doc.body };
         if (body.created_at === undefined && createdAt.has(String(body.id))) body.created_at = createdAt.get(String(body.id));
         try {

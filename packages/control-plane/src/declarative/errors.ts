@@ -72,14 +72,24 @@ export class DeclarativeError extends DbError {
 function nestFields(flattened: FlattenedError[]): FieldErrors {
   const out: FieldErrors = {};
   for (const entry of flattened) {
-    const byType = (out[entry.entity_type] ??= {}) as FieldErrors;
+    const byType = (own(out, entry.entity_type) ?? put(out, entry.entity_type, {})) as FieldErrors;
     const key = entry.entity_name ?? entry.entity_id ?? String(Object.keys(byType).length);
-    const fields = (byType[key] ??= {}) as FieldErrors;
+    const fields = (own(byType, key) ?? put(byType, key, {})) as FieldErrors;
     for (const item of entry.errors) {
       const name = item.field ?? '@entity';
-      const existing = fields[name];
-      fields[name] = existing === undefined ? item.message : [...(Array.isArray(existing) ? existing : [String(existing)]), item.message];
+      const existing = own(fields, name);
+      put(fields, name, existing === undefined ? item.message : [...(Array.isArray(existing) ? existing : [String(existing)]), item.message]);
     }
   }
   return out;
+}
+
+/** field names are the client's (`valueOf`, `__proto__`): only own members are read, and written as own members */
+function own(target: FieldErrors, key: string): FieldErrors[string] | undefined {
+  return Object.hasOwn(target, key) ? target[key] : undefined;
+}
+
+function put(target: FieldErrors, key: string, value: FieldErrors[string]): FieldErrors[string] {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  return value;
 }

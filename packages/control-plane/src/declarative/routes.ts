@@ -3,25 +3,19 @@ import { stringify as toYaml } from 'yaml';
 import { Errors, HttpError } from '@gatehouse/core';
 import type { AdminContext } from '../http/context';
 import { mediaType } from '../http/body';
+import { queryFlag } from '../http/query-flags';
 import { shownTo } from '../http/private-material';
-import { applyDocument, diffDocument, validateDocument } from './apply';
-import { flattenDocument, parseDocumentText } from './document';
+import { applyDocument, diffDocument, validateDocumentInSlices } from './apply';
+import { flattenSteps, parseDocumentText } from './document';
+import { nextTurn, runInSlices, SliceCounter } from './slices';
 import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
 import { documentKinds, exportDocument, hasTags, readAll, toDocumentEntity } from './export';
 import type { EntityKind } from '../service/entity-kind';
 
-/** The largest document `POST /config` reads (a 100,000-consumer configuration is some tens of MiB). */
-export const MAX_DOCUMENT_BYTES = 512 * 1024 * 1024;
-
-/** `POST /config` reads its own body: it may be YAML and is larger than any entity body. */
+/** `POST /config` decodes its own body: it may be YAML and is larger than any entity body (GATEHOUSE_ADMIN_MAX_CONFIG_BODY). */
 export function isConfigUpload(req: Request): boolean {
   return req.method === 'POST' && req.path.replace(/\/+$/, '') === '/config';
-}
-
-function flag(req: Request, name: string): boolean {
-  const value = req.query[name];
-  return value === '1' || value === 'true' || value === '';
 }
 
 function listParam(req: Request, name: string): string[] | undefined {
@@ -31,15 +25,9 @@ function listParam(req: Request, name: string): string[] | undefined {
   return list.length ? list : undefined;
 }
 
-async function readText(req: Request): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_DOCUMENT_BYTES) throw new HttpError(413, 'Request size limit exceeded');
-    chunks.push(chunk);
-  }
-  const buffer = Buffer.concat(chunks);
+/** the body the admin request guard read, within GATEHOUSE_ADMIN_MAX_CONFIG_BODY */
+function bodyText(req: Request): string {
+  const buffer: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buffer);
   if (text.includes('\u0000')) throw new HttpError(400, 'failed parsing declarative configuration: NUL byte in the document');
   return text;
@@ -51,9 +39,9 @@ const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml
  * The document of a `POST /config`: a JSON or YAML body that is the document itself, or Kong's form where the
  * document travels as a string in the `config` field (JSON body or form-urlencoded).
  */
-async function documentOf(req: Request): Promise<Record<string, unknown>> {
+function documentOf(req: Request): Record<string, unknown> {
   const type = mediaType(req);
-  const text = await readText(req);
+  const text = bodyText(req);
   if (text.trim() === '') throw new HttpError(400, 'expected a declarative configuration');
   if (type === 'application/x-www-form-urlencoded') {
     const config = new URLSearchParams(text).get('config');
@@ -95,31 +83,40 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
       send(req, res, 200, document);
     },
     post: async (req, res) => {
-      const flatten = flag(req, 'flatten_errors');
+      const flatten = queryFlag(req, 'flatten_errors');
+      const dryRun = queryFlag(req, 'dry_run');
+      const checkHash = queryFlag(req, 'check_hash');
       const selectTags = listParam(req, 'select_tags');
       try {
-        const doc = await documentOf(req);
+        const doc = documentOf(req);
         const kinds = documentKinds(entities);
         const external = selectTags ? await outsideTags(kinds, selectTags) : undefined;
-        const flat = flattenDocument(doc, kinds, { selectTags, external });
-        const errors = validateDocument(flat);
+        const flat = await runInSlices(flattenSteps(doc, kinds, { selectTags, external }));
+        const errors = await validateDocumentInSlices(flat);
         if (errors.length) throw new DeclarativeError(errors);
-        if (flag(req, 'dry_run') || flag(req, 'check_hash')) {
+        if (dryRun || checkHash) {
           const diff = await diffDocument(entities, flat, selectTags);
-          if (flag(req, 'check_hash') && isEmptyDiff(diff)) {
+          if (checkHash && isEmptyDiff(diff)) {
             res.status(304).end();
             return;
           }
-          if (flag(req, 'dry_run')) {
+          if (dryRun) {
             send(req, res, 200, diff);
             return;
           }
         }
         const written = await applyDocument(entities, flat, selectTags);
         const body: Record<string, unknown> = {};
+        const slice = new SliceCounter();
         for (const kind of flat.kinds) {
           const list = written.get(kind.def.name) ?? [];
-          if (list.length) body[kind.def.name] = list.map((e) => toDocumentEntity(kind, entities.present(kind, e)));
+          if (!list.length) continue;
+          const shown: Array<Record<string, unknown>> = [];
+          for (const e of list) {
+            if (slice.full()) await nextTurn();
+            shown.push(toDocumentEntity(kind, entities.present(kind, e)));
+          }
+          body[kind.def.name] = shown;
         }
         send(req, res, 201, body);
       } catch (err) {

@@ -13,7 +13,7 @@ import { mountTagRoutes } from '../routes/tags';
 import { EntityService } from '../service/entity-service';
 import { registerDefaultKinds } from '../service/default-kinds';
 import { ConfigStore } from '../store/config-store';
-import { ADMIN_BODY_LIMIT, bodyReader } from './body';
+import { ADMIN_BODY_LIMIT, ADMIN_CONFIG_BODY_LIMIT, bodyReader } from './body';
 import type { AdminContext } from './context';
 import { cors } from './cors';
 import { errorResponder, notFound, type AdminLogger } from './errors';
@@ -39,8 +39,10 @@ export interface AdminAppDeps {
   proxyListen?: string[];
   /** merged into GET /status (e.g. configuration_hash of the local data plane) */
   statusExtras?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
-  /** largest accepted request body; default 4 MiB (decision 16) */
-  bodyLimit?: string | number;
+  /** largest accepted request body, in bytes; default 4 MiB (decision 16) */
+  bodyLimit?: number;
+  /** largest accepted `POST /config` body, in bytes (GATEHOUSE_ADMIN_MAX_CONFIG_BODY); default 64 MiB (decision 26) */
+  configBodyLimit?: number;
   /** origins whose browser pages may call the admin API (GATEHOUSE_ADMIN_GUI_ORIGINS); default none */
   adminGuiOrigins?: string[];
   /** run after body parsing and before any route (admin authentication, RBAC) */
@@ -93,7 +95,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     next();
   });
   app.use(cors(resources, deps.adminGuiOrigins ?? []));
-  app.use(bodyReader(deps.bodyLimit ?? ADMIN_BODY_LIMIT, isConfigUpload));
+  app.use(bodyReader({ body: deps.bodyLimit ?? ADMIN_BODY_LIMIT, largeBody: deps.configBodyLimit ?? ADMIN_CONFIG_BODY_LIMIT }, isConfigUpload));
   for (const middleware of deps.middleware ?? []) app.use(middleware);
   app.use(router);
 

@@ -1,18 +1,24 @@
-import bodyParser from 'body-parser';
 import busboy from 'busboy';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { decodeFormPairs, Errors, HttpError, schemaViolation, structuralViolations } from '@gatehouse/core';
+import { assertFormNesting } from './nesting';
+import { BODY_METHODS, isJsonType, mediaType, requestGuard, type BodyLimits } from './request-guard';
+
+export { mediaType };
 
 /**
  * Kong's request bodies: JSON, form-urlencoded and multipart, the two form encodings decoded with Kong's rules
  * (dotted keys, `a[]`, `a[1]`, repeated keys) into `req.body`; `res.locals.form` says the values are still strings
- * for the schema to coerce. Bodies of other types → 415; unparsable JSON → 400; oversized → 413
- * `{"message":"Payload too large"}` (ADMIN_BODY_LIMIT, 4 MiB). Text that is not UTF-8 (raw, percent-encoded or in a
- * multipart part), a multipart part without a name → 400; then the decoded body passes the input bounds every field
- * is held to (NUL bytes, prototype-pollution keys, nesting, array and string sizes: decision 16) → 400 with the
- * field named, before any route sees it.
+ * for the schema to coerce. Bodies of other types → 415; unparsable JSON → 400. The request guard (request-guard.ts)
+ * has read the body first, within its size limit (413) and, for JSON, its nesting bound; form keys are held to the
+ * same bound before they are decoded. Text that is not UTF-8 (raw, percent-encoded or in a multipart part), a
+ * multipart part without a name → 400; then the decoded body passes the input bounds every field is held to (NUL
+ * bytes, prototype-pollution keys, nesting, array and string sizes: decision 16) → 400 with the field named, before
+ * any route sees it.
  */
 export const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
+/** `POST /config` (GATEHOUSE_ADMIN_MAX_CONFIG_BODY), decision 26 */
+export const ADMIN_CONFIG_BODY_LIMIT = 64 * 1024 * 1024;
 
 const notUtf8 = () => new HttpError(400, 'Request body is not valid UTF-8');
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -23,19 +29,6 @@ function decodeUtf8(bytes: Uint8Array): string {
   } catch {
     throw notUtf8();
   }
-}
-
-// DELETE bodies are read too: `DELETE /rbac/users/{u}/roles` names the roles in its body (Kong)
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-export function mediaType(req: Request): string | null {
-  const header = req.headers['content-type'];
-  if (!header) return null;
-  return header.split(';')[0]!.trim().toLowerCase();
-}
-
-function isJson(type: string): boolean {
-  return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
 }
 
 function parseJson(buffer: Buffer): Record<string, unknown> {
@@ -148,13 +141,16 @@ function percentDecode(text: string): string {
   return decodeUtf8(Uint8Array.from(bytes));
 }
 
+function decodeForm(pairs: Array<[string, string]>): Record<string, unknown> {
+  assertFormNesting(pairs.map(([key]) => key));
+  return decodeFormPairs(pairs);
+}
+
 /**
- * `passThrough` names requests whose body a route reads itself (a whole declarative configuration is larger than
- * any entity body and may be YAML).
+ * `passThrough` names requests whose body a route decodes itself (a whole declarative configuration may be YAML);
+ * their bodies are held to `limits.largeBody` (it is larger than any entity body), everyone else's to `limits.body`.
  */
-export function bodyReader(limit: string | number, passThrough?: (req: Request) => boolean): RequestHandler[] {
-  const parse = bodyParser.raw({ type: () => true, limit });
-  const raw: RequestHandler = (req, res, next) => (passThrough?.(req) ? next() : parse(req, res, next));
+export function bodyReader(limits: BodyLimits, passThrough?: (req: Request) => boolean): RequestHandler[] {
   const decode = async (req: Request, res: Response, next: NextFunction) => {
     if (passThrough?.(req)) {
       res.locals.form = false;
@@ -163,19 +159,19 @@ export function bodyReader(limit: string | number, passThrough?: (req: Request) 
     try {
       const buffer: Buffer | undefined = Buffer.isBuffer(req.body) ? req.body : undefined;
       res.locals.form = false;
-      if (!WRITE_METHODS.has(req.method)) {
+      if (!BODY_METHODS.has(req.method)) {
         req.body = {};
         return next();
       }
       const type = mediaType(req);
-      if (type && isJson(type)) {
+      if (isJsonType(type)) {
         if (!buffer || buffer.length === 0) throw Errors.badJson();
         req.body = parseJson(buffer);
       } else if (type === 'application/x-www-form-urlencoded') {
-        req.body = decodeFormPairs(parseUrlEncoded(buffer));
+        req.body = decodeForm(parseUrlEncoded(buffer));
         res.locals.form = true;
       } else if (type === 'multipart/form-data') {
-        req.body = buffer && buffer.length > 0 ? decodeFormPairs(await parseMultipart(req, buffer)) : {};
+        req.body = buffer && buffer.length > 0 ? decodeForm(await parseMultipart(req, buffer)) : {};
         res.locals.form = true;
       } else if (buffer && buffer.length > 0) {
         throw Errors.unsupportedMediaType();
@@ -190,5 +186,5 @@ export function bodyReader(limit: string | number, passThrough?: (req: Request) 
       next(err);
     }
   };
-  return [raw, decode];
+  return [requestGuard(limits, passThrough ?? (() => false)), decode];
 }

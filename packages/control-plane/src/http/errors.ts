@@ -8,7 +8,7 @@ export type AdminLogger = (message: string, err?: unknown) => void;
 function bodyParserError(err: unknown): { status: number; message: string } | null {
   const e = err as { type?: unknown; status?: unknown; message?: unknown };
   if (!e || typeof e.type !== 'string' || typeof e.status !== 'number') return null;
-  if (e.type === 'entity.too.large') return { status: 413, message: 'Payload too large' };
+  if (e.type === 'entity.too.large') return { status: 413, message: 'Request size limit exceeded' };
   if (e.type === 'entity.parse.failed') return { status: 400, message: 'Cannot parse JSON body' };
   if (e.status >= 400 && e.status < 500) return { status: e.status, message: String(e.message ?? 'Bad request') };
   return null;

@@ -27,8 +27,8 @@ export function mergeBySchema(schema: z.ZodObject, base: Record<string, unknown>
   const out: Record<string, unknown> = { ...base };
   const shape = schema.shape as Record<string, z.ZodType>;
   for (const [key, value] of Object.entries(patch)) {
-    const current = out[key];
-    const nested = objectSchemaOf(shape[key]);
+    const current = Object.hasOwn(out, key) ? out[key] : undefined;
+    const nested = Object.hasOwn(shape, key) ? objectSchemaOf(shape[key]) : undefined;
     out[key] = nested && isRecord(current) && isRecord(value) ? mergeBySchema(nested, current, value) : value;
   }
   return out;

@@ -7,6 +7,7 @@ import { parseListQuery } from '../service/paging';
 import { isUuid } from '../service/references';
 import type { StoredEntity } from '../store/entity-repository';
 import { balancerHealthView, targetHealthView } from './health-view';
+import { queryFlag } from '../http/query-flags';
 
 /** A data plane counts as live for health while its last report is younger than this. */
 export const LIVE_HEALTH_REPORT_SECONDS = 30;
@@ -94,8 +95,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
     get: async (req, res) => {
       const upstream = (await upstreamOf(req)) as unknown as Upstream;
       const live = await reports();
-      const balancer = req.query.balancer_health;
-      if (balancer === '1' || balancer === 'true') {
+      if (queryFlag(req, 'balancer_health')) {
         const view = balancerHealthView(upstream, live);
         res.json({ data: { health: view.health, id: upstream.id, details: { data_planes: view.data_planes } }, next: null });
         return;

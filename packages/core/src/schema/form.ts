@@ -1,5 +1,5 @@
 import { schemaViolation } from '../errors';
-import { findingsToFields, MAX_ARRAY_ITEMS } from './input-bounds';
+import { findingsToFields, MAX_ARRAY_ITEMS, MAX_NESTING } from './input-bounds';
 
 /**
  * Kong's decoding of form fields (x-www-form-urlencoded, multipart fields) into a nested value:
@@ -19,7 +19,7 @@ import { findingsToFields, MAX_ARRAY_ITEMS } from './input-bounds';
  * a hostile key cannot exhaust the stack.
  */
 
-const MAX_DEPTH = 32;
+const MAX_DEPTH = MAX_NESTING;
 
 type Segment = { kind: 'key'; key: string } | { kind: 'index'; index: number } | { kind: 'append' };
 

@@ -18,8 +18,8 @@ export const MAX_STRING_LENGTH = 1024;
 /** PEM, JWK and certificate text (64 KiB) */
 export const LONG_TEXT_MAX = 65536;
 export const MAX_ARRAY_ITEMS = 1000;
-/** objects and arrays inside objects and arrays: a body is at most this many levels deep */
-export const MAX_NESTING = 32;
+/** objects and arrays inside objects and arrays: a body is at most this many levels deep (decision 26) */
+export const MAX_NESTING = 64;
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_FINDINGS = 8;

@@ -181,7 +181,9 @@ export function schemaAt(root: AnySchema, path: ReadonlyArray<PropertyKey>): Any
     if (!current) return undefined;
     const def = defOf(unwrap(current).schema);
     if (def.type === 'object') {
-      current = def.shape?.[String(key)] ?? catchallOf(def);
+      // own fields only: a client's `toString` or `constructor` is a field name like any other, not Object's method
+      const shape = def.shape;
+      current = shape && Object.hasOwn(shape, String(key)) ? shape[String(key)] : catchallOf(def);
     } else if (def.type === 'array') {
       current = def.element;
     } else if (def.type === 'record' || def.type === 'map') {
