@@ -3,6 +3,7 @@
 //   BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_ONLY (comma-separated target names)
 //   BENCH_SCALE_N (default 100000) and BENCH_SCALE_SMALL (default 100): the consumer counts of the `scale` scenario
 //   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
+//   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
@@ -16,6 +17,7 @@ import { measureObservability } from './observability';
 import { formatStartup, measureStartup } from './startup';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
+import { checkoutBase, measureConnectionLimits, measureRapidReset, type BaseTree } from './proxy-connections';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -103,6 +105,20 @@ async function main(): Promise<void> {
       await measureTls(`http://127.0.0.1:${tlsUpstream.port}`, { seconds, connections });
     } finally {
       await tlsUpstream.stop();
+    }
+  }
+
+  const wantsBase = ['connection-limits', 'rapid-reset'].filter((name) => !only || only.includes(name));
+  if (wantsBase.length > 0) {
+    const base: BaseTree = checkoutBase();
+    const connUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      const url = `http://127.0.0.1:${connUpstream.port}`;
+      if (wantsBase.includes('connection-limits')) await measureConnectionLimits(url, base, { connections, seconds, apiKey: API_KEY });
+      if (wantsBase.includes('rapid-reset')) await measureRapidReset(url, base, { seconds });
+    } finally {
+      await connUpstream.stop();
+      base.remove();
     }
   }
 
