@@ -5,8 +5,11 @@
  * by nghttp2 (RST_STREAM PROTOCOL_ERROR, RFC 9113 §8.3.1). The check stays here for both, before anything reads the
  * target.
  */
-const FORBIDDEN = /[\x00-\x20\x7f\\]/;
-
 export function isForbiddenTarget(target: string): boolean {
-  return FORBIDDEN.test(target);
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    // control characters and space (0x00-0x20), DEL, `\`
+    if (c <= 0x20 || c === 0x7f || c === 0x5c) return true;
+  }
+  return false;
 }

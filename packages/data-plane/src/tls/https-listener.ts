@@ -80,12 +80,19 @@ export async function createTlsListener(options: TlsListenerOptions): Promise<{ 
       },
     },
     (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
-      if (req.httpVersionMajor === 2) adaptHttp2(req as Http2ServerRequest);
-      else lingering.track(req as IncomingMessage);
-      // the compatibility API gives HTTP/2 streams the request/response surface the handler uses
+      // HTTP/2 requests are handled on the next turn of the event loop, once the rest of the read they came in has
+      // been taken: a stream reset right behind its HEADERS (rapid reset) is closed by then, and is never routed
+      if (req.httpVersionMajor === 2) return void setImmediate(handleHttp2, req, res);
+      lingering.track(req as IncomingMessage);
       options.onRequest(req as IncomingMessage, res as ServerResponse);
     },
   );
+  function handleHttp2(req: Http2ServerRequest, res: Http2ServerResponse): void {
+    if (req.stream.closed) return;
+    adaptHttp2(req);
+    // the compatibility API gives HTTP/2 streams the request/response surface the handler uses
+    options.onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+  }
   const open = new Set<TLSSocket>();
   const live = new Set<ServerHttp2Session>();
   const guard = new Http2Guard({ clientHeaderTimeout: timeouts.clientHeader, keepAliveTimeout: timeouts.keepAlive, resetAllowance: MAX_CONCURRENT_STREAMS });
