@@ -56,7 +56,8 @@ describe.each(TOPOLOGIES)('proxy connections (%s)', (name) => {
   beforeAll(async () => {
     echo = await startEchoUpstream();
     topology = await startTopology(name, {
-      dataPlaneEnv: { GATEHOUSE_CLIENT_HEADER_TIMEOUT: '1s', GATEHOUSE_KEEPALIVE_TIMEOUT: '1s', GATEHOUSE_MAX_BUFFERED_BODY: '64k' },
+      // deadlines short enough for a test, long enough for a TLS handshake on a loaded machine
+      dataPlaneEnv: { GATEHOUSE_CLIENT_HEADER_TIMEOUT: '3s', GATEHOUSE_KEEPALIVE_TIMEOUT: '3s', GATEHOUSE_MAX_BUFFERED_BODY: '64k' },
     });
     dp = topology.dataPlanes[0]!;
     const admin = adminClient(topology.adminUrl);
@@ -131,7 +132,7 @@ describe.each(TOPOLOGIES)('proxy connections (%s)', (name) => {
 
     it('headers trickling in byte by byte do not hold the connection: GOAWAY and close before they are complete', async () => {
       const connection = await rawHttp2(portOf(dp.proxyTlsUrl));
-      const block = h2RequestBlock('/open/slow', { headers: { 'x-padding': 'p'.repeat(100) } });
+      const block = h2RequestBlock('/open/slow', { headers: { 'x-padding': 'p'.repeat(120), 'x-more': 'm'.repeat(120) } });
       const frame = h2Frame(H2.HEADERS, H2.END_STREAM | H2.END_HEADERS, 1, block);
       let sent = 0;
       const drip = setInterval(() => {
@@ -166,7 +167,7 @@ describe.each(TOPOLOGIES)('proxy connections (%s)', (name) => {
   describe('HTTP/1.1 deadlines (decision 31)', () => {
     it('clients too slow to send their headers get 408 and are closed, and never delay another client', async () => {
       const slow = Array.from({ length: 20 }, () =>
-        rawRequest(portOf(dp.proxyUrl), { head: 'GET /open/slow HTTP/1.1\r\nhost: gw.test', unfinishedHead: true, timeoutMs: 20_000 }),
+        rawRequest(portOf(dp.proxyUrl), { head: 'GET /open/slow HTTP/1.1\r\nhost: gw.test', unfinishedHead: true, timeoutMs: 30_000 }),
       );
       const other = await rawRequest(portOf(dp.proxyUrl), { head: 'GET /open/other HTTP/1.1\r\nhost: gw.test\r\nconnection: close' });
       expect(other.status).toBe(200);

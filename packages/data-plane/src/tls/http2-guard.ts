@@ -89,8 +89,9 @@ export class Http2Guard {
       const limit = state.served ? this.limits.keepAliveTimeout : this.limits.clientHeaderTimeout;
       if (now - state.idleSince < limit) continue;
       this.sessions.delete(state);
-      // GOAWAY NO_ERROR; with no stream open the session ends at once
-      state.session.close();
+      // GOAWAY NO_ERROR and close, now: no stream of it is open (a graceful close would wait for headers still
+      // trickling in, which nghttp2 counts as an open stream)
+      state.session.destroy();
     }
   }
 
