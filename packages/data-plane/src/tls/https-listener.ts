@@ -82,7 +82,7 @@ export async function createTlsListener(options: TlsListenerOptions): Promise<{ 
     (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
       // HTTP/2 requests are handled on the next turn of the event loop, once the rest of the read they came in has
       // been taken: a stream reset right behind its HEADERS (rapid reset) is closed by then, and is never routed
-      if (req.httpVersionMajor === 2) return void setImmediate(handleHttp2, req, res);
+      if (req.httpVersionMajor === 2) return void setImmediate(handleHttp2, req as Http2ServerRequest, res as Http2ServerResponse);
       lingering.track(req as IncomingMessage);
       options.onRequest(req as IncomingMessage, res as ServerResponse);
     },
