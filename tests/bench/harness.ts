@@ -19,7 +19,8 @@ export function startScript(script: string, env: Record<string, string> = {}, re
   return new Promise((resolve, reject) => {
     const child = spawn(tsx, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${out}`)), 30_000);
+    // BENCH_START_SECONDS (default 30): how long a script may take to start, for a machine under load
+    const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${out}`)), Number(process.env.BENCH_START_SECONDS ?? 30) * 1000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = readyPattern.exec(out);

@@ -5,6 +5,7 @@
 //   BENCH_CONFIG_CONSUMERS (default 100000): the consumer count of the `admin-config` scenario's second document
 //   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
 //   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
+//   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
@@ -20,6 +21,7 @@ import { formatStartup, measureStartup } from './startup';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
 import { measureRouter, printRouter } from './router';
+import { checkoutBase, measureConnectionLimits, measureRapidReset, type BaseTree } from './proxy-connections';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -109,6 +111,20 @@ async function main(): Promise<void> {
       await measureTls(`http://127.0.0.1:${tlsUpstream.port}`, { seconds, connections });
     } finally {
       await tlsUpstream.stop();
+    }
+  }
+
+  const wantsBase = ['connection-limits', 'rapid-reset'].filter((name) => !only || only.includes(name));
+  if (wantsBase.length > 0) {
+    const base: BaseTree = checkoutBase();
+    const connUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      const url = `http://127.0.0.1:${connUpstream.port}`;
+      if (wantsBase.includes('connection-limits')) await measureConnectionLimits(url, base, { connections, seconds, apiKey: API_KEY });
+      if (wantsBase.includes('rapid-reset')) await measureRapidReset(url, base, { seconds });
+    } finally {
+      await connUpstream.stop();
+      base.remove();
     }
   }
 

@@ -52,7 +52,9 @@ export async function defaultProxyCertificate(settings: Settings): Promise<Retur
 export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
-): Promise<Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'log' | 'headers'>> {
+): Promise<
+  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
+> {
   return {
     listen: settings.proxyListen,
     tlsListen: settings.proxyTlsListen,
@@ -60,6 +62,8 @@ export async function proxyServerSettings(
     trustedIps: settings.trustedIps,
     underscoreHeaders: settings.underscoreHeaders,
     maxBufferedBody: settings.maxBufferedBody,
+    headersTimeout: settings.clientHeaderTimeout,
+    keepAliveTimeout: settings.keepaliveTimeout,
     log: { error: log.error, warn: log.warn },
     headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
   };

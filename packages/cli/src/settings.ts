@@ -37,6 +37,10 @@ export interface Settings {
   maxBufferedBody: number;
   /** the largest `POST /config` body the admin API reads, in bytes */
   adminMaxConfigBody: number;
+  /** ms a proxy client has to send its request headers (Kong's client_header_timeout) */
+  clientHeaderTimeout: number;
+  /** ms an idle keep-alive proxy connection is kept (Kong's keepalive_timeout) */
+  keepaliveTimeout: number;
   /** origins whose browser pages may call the admin API (decision 14) */
   adminGuiOrigins: string[];
   /** Kong's `headers` setting: which headers the gateway adds to responses */
@@ -76,6 +80,8 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY', default: '64m', meaning: 'the largest `POST /config` body the admin API reads (every other admin body: 4 MiB); bytes, or `k`/`m` suffix; past it 413' },
+  { name: 'GATEHOUSE_CLIENT_HEADER_TIMEOUT', default: '60s', meaning: "how long a proxy client may take to send its request headers (Kong's client_header_timeout): past it 408 and the connection closed (HTTP/2: GOAWAY); also bounds the TLS handshake and an HTTP/2 connection's wait for its first request. `ms`, `s`, `m`, `h` suffixes, a plain number is seconds" },
+  { name: 'GATEHOUSE_KEEPALIVE_TIMEOUT', default: '60s', meaning: "how long an idle keep-alive proxy connection is kept, HTTP/1.1 and HTTP/2 (Kong's keepalive_timeout); same syntax" },
   { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
   { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
   { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
@@ -94,6 +100,16 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
   if (value === undefined || value === '') return fallback;
   if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
   return value as T;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A duration in nginx's syntax (`500ms`, `60s`, `2m`, `1h`; a plain number is seconds), in ms; more than zero. */
+export function parseDuration(value: string, name: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(value.trim());
+  const ms = m ? Number(m[1]) * DURATION_UNITS[m[2] ?? 's']! : NaN;
+  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > 2_147_483_647) throw new Error(`${name} must be a duration such as 60s, 500ms or 2m, got '${value}'`);
+  return ms;
 }
 
 /** GATEHOUSE_WORKERS: a whole number from 1 to 256; unset or empty → one per usable core (a container's CPU quota counts). */
@@ -134,6 +150,8 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),
     adminMaxConfigBody: parseByteSize(env.GATEHOUSE_ADMIN_MAX_CONFIG_BODY || '64m', 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY'),
+    clientHeaderTimeout: parseDuration(env.GATEHOUSE_CLIENT_HEADER_TIMEOUT || '60s', 'GATEHOUSE_CLIENT_HEADER_TIMEOUT'),
+    keepaliveTimeout: parseDuration(env.GATEHOUSE_KEEPALIVE_TIMEOUT || '60s', 'GATEHOUSE_KEEPALIVE_TIMEOUT'),
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',

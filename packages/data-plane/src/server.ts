@@ -18,7 +18,10 @@ import { defaultGatewayHeaders, type GatewayHeaders } from './observe/gateway-he
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
 import { scrubClientHeaders } from './proxy/client-headers';
-import { clientErrorResponse } from './proxy/client-errors';
+import { answerClientError } from './proxy/client-errors';
+import { LingeringClose } from './proxy/lingering-close';
+import { isForbiddenTarget } from './proxy/request-target';
+import { connectionTimeouts } from './connection-timeouts';
 import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
@@ -53,7 +56,7 @@ export interface DataPlaneServerOptions {
    */
   tlsListen?: ListenAddress | null;
   defaultCertificate?: PemPair;
-  /** idle keep-alive time for client connections (ms); Kong's default is 60 s */
+  /** idle keep-alive time for client connections, HTTP/1.1 and HTTP/2 (ms); Kong's keepalive_timeout, 60 s */
   keepAliveTimeout?: number;
   /**
    * proxies (CIDR blocks or addresses) whose X-Forwarded-For names the client; from anyone else the socket address
@@ -64,11 +67,14 @@ export interface DataPlaneServerOptions {
   underscoreHeaders?: boolean;
   /** the most a plugin may buffer of a request body, in bytes (GATEHOUSE_MAX_BUFFERED_BODY; default 8 MiB) */
   maxBufferedBody?: number;
-  /** how long a client may take to send its request headers (ms) before it gets 408; default keep-alive + 5 s */
+  /**
+   * how long a client may take to send its request headers (ms) before it gets 408 and is closed (HTTP/2: GOAWAY and
+   * close); Kong's client_header_timeout, 60 s
+   */
   headersTimeout?: number;
   /** how long a client may take to send a whole request (ms) before it gets 408; Node's default (300 s) */
   requestTimeout?: number;
-  /** how often Node looks for clients past those timeouts (ms); Node's default (30 s) */
+  /** how often the listeners look for clients past those timeouts (ms); a quarter of the shortest, at most 1 s */
   connectionsCheckingInterval?: number;
   /** upstream balancing: DNS resolver, active-check tick (a BalancerRegistry is made from these) */
   balancer?: BalancerRegistryOptions;
@@ -183,8 +189,11 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
    */
   function admit(req: IncomingMessage, scheme: string, trace: ExchangeTrace | null = null): Exchange | FixedResponse {
     const config: CompiledConfig = holder.current;
+    const target = req.url ?? '/';
+    // a raw `\`, a control character or a space: refused before anything reads the target (decision 32)
+    if (isForbiddenTarget(target)) return ProxyErrors.badRequest;
     scrubClientHeaders(req, allowUnderscores);
-    const url = originForm(req.url ?? '/');
+    const url = originForm(target);
     const q = url.indexOf('?');
     const path = normalizePath(q < 0 ? url : url.slice(0, q));
     if (path === null) return ProxyErrors.badRequest;
@@ -321,7 +330,12 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
   }
 
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => handle(req, res, plainScheme);
+  // connections answered before their request's body was in end with a lingering close
+  const lingering = new LingeringClose();
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    lingering.track(req);
+    handle(req, res, plainScheme);
+  };
 
   /** Upgrades (WebSocket) take the same route and plugins; answers are written on the raw socket. */
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, scheme: string): void {
@@ -365,13 +379,16 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
   }
 
-  const serverOptions = options.connectionsCheckingInterval !== undefined ? { connectionsCheckingInterval: options.connectionsCheckingInterval } : {};
+  const timeouts = connectionTimeouts(options);
+  const serverOptions = { connectionsCheckingInterval: timeouts.checkEvery };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, plainScheme);
   const server = options.tls ? createHttpsServer({ ...options.tls, ...serverOptions }, onRequest) : createServer(serverOptions, onRequest);
-  server.keepAliveTimeout = options.keepAliveTimeout ?? 60_000;
-  server.headersTimeout = options.headersTimeout ?? server.keepAliveTimeout + 5_000;
-  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  server.keepAliveTimeout = timeouts.keepAlive;
+  server.headersTimeout = timeouts.clientHeader;
+  server.requestTimeout = timeouts.request;
   server.on('upgrade', onUpgrade);
+  // the socket Node's HTTP layer writes to: the TLS one when this listener serves HTTPS
+  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => lingering.adopt(socket));
   server.on('connection', (socket: Socket) => {
     stats.connections_accepted++;
     stats.connections_handled++;
@@ -379,10 +396,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     socket.once('close', () => stats.connections_active--);
   });
   // 431 for headers past Node's size limit, 408 for a client too slow to send them, 400 for anything else
-  server.on('clientError', (err: Error, socket: Duplex) => {
-    if ((socket as Socket).writable) socket.end(clientErrorResponse(err));
-    else socket.destroy();
-  });
+  server.on('clientError', answerClientError);
 
   // pools of upstreams that left the configuration are closed once their requests finish
   const stopPruning = holder.onSwap((next) => {
@@ -414,6 +428,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       sniLookup: (servername) => holder.current.tls.sni.lookup(servername),
       onRequest: (req, res) => handle(req, res, 'https'),
       onUpgrade: (req, socket, head) => upgrade(req, socket, head, 'https'),
+      timeouts,
+      lingering,
       onConnection: (socket) => {
         stats.connections_accepted++;
         stats.connections_handled++;

@@ -15,3 +15,4 @@ export * from './dns-server';
 export * from './log-collector';
 export * from './prometheus-text';
 export * from './seeded-random';
+export * from './raw-http2';

@@ -18,6 +18,11 @@ export interface RawRequestOptions {
   chunked?: boolean;
   /** send the head without the empty line that ends it, then wait (a client too slow to send its headers) */
   unfinishedHead?: boolean;
+  /**
+   * write the whole body before reading anything (a client that does not watch for an early answer): an answer sent
+   * early must still be there once the body is out
+   */
+  wholeBodyFirst?: boolean;
   timeoutMs?: number;
 }
 
@@ -40,7 +45,8 @@ function parse(raw: Buffer, bodyBytesSent: number): RawResponse | null {
 /**
  * Sends one HTTP/1.1 request over a raw TCP socket, byte for byte as given (paths no client library would leave
  * alone, oversized or unfinished heads, huge bodies), and resolves with the first response. Writing the body stops as
- * soon as a complete response has arrived, so a gateway that answers early (413) is not sent the rest.
+ * soon as a complete response has arrived, so a gateway that answers early (413) is not sent the rest (unless
+ * `wholeBodyFirst`).
  */
 export function rawRequest(port: number, options: RawRequestOptions): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
@@ -69,8 +75,10 @@ export function rawRequest(port: number, options: RawRequestOptions): Promise<Ra
         if (!ok) return void socket.once('drain', pump);
       }
       if (!done && options.chunked && sent >= total) socket.write('0\r\n\r\n');
+      if (!done && sent >= total && options.wholeBodyFirst) socket.resume();
     };
     socket.on('connect', () => {
+      if (options.wholeBodyFirst) socket.pause();
       socket.write(options.unfinishedHead ? `${options.head}\r\n` : `${options.head}\r\n\r\n`);
       if (!options.unfinishedHead) pump();
     });

@@ -13,22 +13,9 @@ import {
 } from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
 import type { ExchangeTrace } from '../observe/exchange-trace';
+import { lingerOn } from '../proxy/lingering-close';
 import type { ChainState, ResponseStep } from './run-chain';
 
-/**
- * How long a client whose body was refused may go on sending it (discarded, never buffered) before its connection is
- * cut: time to read the 413 (nginx's lingering close). A client that stops sending keeps its keep-alive connection.
- */
-const LINGER_MS = 5_000;
-
-function lingerThenClose(incoming: IncomingMessage): void {
-  const socket = incoming.socket;
-  const timer = setTimeout(() => {
-    if (!incoming.complete) socket.destroy();
-  }, LINGER_MS);
-  timer.unref();
-  socket.once('close', () => clearTimeout(timer));
-}
 
 /**
  * One proxied request: what plugins read (the request), what they change (the upstream request) and what
@@ -143,7 +130,7 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   /**
    * Buffers the body once (through the plugins' wrappers), up to `bodyLimit` bytes; past it the read rejects with a BodyTooLargeError (answered 413)
-   * and the rest of the body is discarded for a grace period, after which the connection is cut.
+   * and the rest of the body is discarded while it keeps coming (lingering close), within limits.
    */
   readBody(): Promise<Buffer> {
     if (this.bodyRead) return this.bodyRead;
@@ -156,7 +143,9 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
         return buffered;
       },
       (err: unknown) => {
-        if (err instanceof BodyTooLargeError) lingerThenClose(this.incoming);
+        // the rest is discarded while the client goes on sending it, within nginx's lingering limits; HTTP/2
+        // streams end with RST_STREAM NO_ERROR after their answer instead
+        if (err instanceof BodyTooLargeError && this.incoming.httpVersionMajor === 1) lingerOn(this.incoming.socket, this.incoming);
         throw err;
       },
     );

@@ -1,3 +1,6 @@
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
 /**
  * What the proxy answers on a connection whose request Node could not take (its `clientError` event), in Kong's shape:
  *   - headers past Node's size limit (`HPE_HEADER_OVERFLOW`): 431;
@@ -23,4 +26,15 @@ export function clientErrorResponse(err: Error): string {
   if (code === 'HPE_HEADER_OVERFLOW') return HEADERS_TOO_LARGE;
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return REQUEST_TIMEOUT;
   return BAD_REQUEST;
+}
+
+/**
+ * The listeners' `clientError` handler: an HTTP error (the parser's `HPE_*`, Node's `ERR_HTTP_*` timeouts) is answered
+ * on a socket still open for writing; anything else (a reset, a failed TLS handshake) just closes it.
+ */
+export function answerClientError(err: Error, socket: Duplex): void {
+  const code = (err as { code?: unknown }).code;
+  const http = typeof code === 'string' && (code.startsWith('HPE_') || code.startsWith('ERR_HTTP_'));
+  if (http && (socket as Socket).writable) socket.end(clientErrorResponse(err));
+  else socket.destroy();
 }

@@ -71,6 +71,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onConnect(abort: (err?: Error) => void): void {
     this.abortUpstream = abort;
+    // the client left while the request waited for a connection: it never goes out (nor holds a connection)
+    if (this.done) abort(new Error('client closed the connection'));
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {

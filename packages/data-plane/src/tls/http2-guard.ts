@@ -1,0 +1,102 @@
+import { constants, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+
+/**
+ * Decision 31 on the HTTP/2 side of the TLS listener, per connection (session):
+ *   - rapid reset (CVE-2023-44487): every stream the client resets before its response is complete counts one up,
+ *     every stream answered to its end one down (never below zero); past `resetAllowance` the connection is sent
+ *     GOAWAY ENHANCE_YOUR_CALM and closed. A client cancelling now and then never gets near it; one that opens
+ *     streams only to reset them gets there within a few round trips, whatever the stream limit;
+ *   - headers in time: a connection that has sent no complete request `clientHeaderTimeout` after it opened (headers
+ *     dripping in, or nothing at all) is sent GOAWAY and closed, as is one whose streams have all ended for
+ *     `keepAliveTimeout`. Bytes that arrive do not push these deadlines back (Node's own session timeout does), so a
+ *     client cannot hold a connection by trickling headers or PING frames.
+ * One sweep for all connections checks the deadlines; nothing is armed per stream.
+ */
+export interface Http2Limits {
+  /** ms a new connection has to complete its first request's headers (Kong's client_header_timeout) */
+  clientHeaderTimeout: number;
+  /** ms a connection with no open stream is kept (Kong's keepalive_timeout) */
+  keepAliveTimeout: number;
+  /** streams reset beyond those completed before the connection is closed */
+  resetAllowance: number;
+}
+
+interface SessionState {
+  readonly session: ServerHttp2Session;
+  open: number;
+  /** resets not yet balanced by completed streams */
+  excessResets: number;
+  /** when the last stream ended (or the connection opened) */
+  idleSince: number;
+  /** a complete request came in */
+  served: boolean;
+}
+
+const STATE = Symbol('gatehouse.http2State');
+
+interface GuardedStream extends ServerHttp2Stream {
+  [STATE]?: SessionState;
+  [GUARD]?: Http2Guard;
+}
+const GUARD = Symbol('gatehouse.http2Guard');
+
+/** 'close' of a guarded stream (`this`): one function for all streams */
+function streamClosed(this: GuardedStream): void {
+  this[GUARD]!.ended(this[STATE]!, this.aborted);
+}
+
+export class Http2Guard {
+  private readonly sessions = new Set<SessionState>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly limits: Http2Limits) {
+    const every = Math.max(10, Math.min(1_000, Math.floor(Math.min(limits.clientHeaderTimeout, limits.keepAliveTimeout) / 4)));
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  adopt(session: ServerHttp2Session): void {
+    const state: SessionState = { session, open: 0, excessResets: 0, idleSince: Date.now(), served: false };
+    this.sessions.add(state);
+    session.once('close', () => this.sessions.delete(state));
+    session.on('stream', (stream: GuardedStream) => {
+      state.served = true;
+      // gone before it was handed over (the session was torn down meanwhile): counted as a reset
+      if (stream.destroyed) return this.ended(state, true, false);
+      state.open++;
+      stream[STATE] = state;
+      stream[GUARD] = this;
+      stream.once('close', streamClosed);
+    });
+  }
+
+  /** a stream ended: `reset` when before its response was complete */
+  ended(state: SessionState, reset: boolean, counted = true): void {
+    if (counted && --state.open === 0) state.idleSince = Date.now();
+    if (!reset) {
+      if (state.excessResets > 0) state.excessResets--;
+      return;
+    }
+    if (++state.excessResets <= this.limits.resetAllowance || state.session.destroyed) return;
+    this.sessions.delete(state);
+    state.session.destroy(new Error('HTTP/2 streams reset faster than they complete'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const state of this.sessions) {
+      if (state.open > 0 || state.session.closed) continue;
+      const limit = state.served ? this.limits.keepAliveTimeout : this.limits.clientHeaderTimeout;
+      if (now - state.idleSince < limit) continue;
+      this.sessions.delete(state);
+      // GOAWAY NO_ERROR and close, now: no stream of it is open (a graceful close would wait for headers still
+      // trickling in, which nghttp2 counts as an open stream)
+      state.session.destroy();
+    }
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    this.sessions.clear();
+  }
+}
