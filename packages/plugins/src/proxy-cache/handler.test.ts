@@ -101,7 +101,7 @@ describe('proxy-cache', () => {
     const fresh = () => ({ runtime: { proxyCacheMemory: new MemoryCacheStore(1 << 20) } as PluginRuntime });
 
     it('a response to a request with Authorization or Cookie and no consumer is not stored, unless public, s-maxage or must-revalidate', async () => {
-      for (const credentials of [{ authorization: 'Bearer alice' }, { cookie: 'session=alice' }]) {
+      for (const credentials of [{ authorization: 'Bearer alice' }, { cookie: 'session=alice' }] as Array<Record<string, string>>) {
         const { runtime } = fresh();
         expect((await through({}, { runtime, path: '/me', headers: credentials })).status).toBe('Bypass');
         // an anonymous client never gets what the credentialed one fetched
