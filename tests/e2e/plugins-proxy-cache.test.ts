@@ -61,7 +61,7 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
       await created(`/consumers/${username}/key-auth`, { key: `${username}-key` });
     }
     await topology.converge();
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await topology?.stop();

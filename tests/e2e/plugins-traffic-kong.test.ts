@@ -82,7 +82,7 @@ describe.each(TOPOLOGIES)('Kong specs: cors, ip-restriction, request-size-limiti
     for (const [label, config] of Object.entries(ipv6)) await routeWith(`ip6-${label}`, [{ name: 'ip-restriction', config }]);
     await routeWith('size-required', [{ name: 'request-size-limiting', config: { require_content_length: true } }]);
     await topology.converge();
-  }, 180_000);
+  }, 240_000);
 
   afterAll(async () => {
     await topology?.stop();
