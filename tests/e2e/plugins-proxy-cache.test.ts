@@ -5,12 +5,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deleteRedisPrefix, SHARED_REDIS_URL, startEchoUpstream, uniqueRedisPrefix, type EchoUpstream } from '@gatehouse/testkit';
+import { startHeaderUpstream, type HeaderUpstream } from './support/header-upstream';
 import { waitUntil } from './support/helpers';
 import { createdThrough, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
   let topology: Topology;
   let upstream: EchoUpstream;
+  /** answers with the response headers the query string names (Vary, Set-Cookie, Cache-Control) */
+  let headerUpstream: HeaderUpstream;
   let embeddedPrefix: string | null = null;
   const routeIds: Record<string, string> = {};
   const pluginIds: Record<string, string> = {};
@@ -19,8 +22,8 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
   const admin = (method: string, path: string, body?: unknown) => jsonAdmin(topology.adminUrl, method, path, body);
   const created = (path: string, body: unknown) => createdThrough(topology.adminUrl, path, body);
 
-  async function cachedRoute(label: string, config: Record<string, unknown>, before: Array<Record<string, unknown>> = []): Promise<void> {
-    await created('/services', { name: label, url: `${upstream.url}/` });
+  async function cachedRoute(label: string, config: Record<string, unknown>, before: Array<Record<string, unknown>> = [], serviceUrl = `${upstream.url}/`): Promise<void> {
+    await created('/services', { name: label, url: serviceUrl });
     routeIds[label] = (await created(`/services/${label}/routes`, { name: label, paths: [`/${label}`] })).id;
     for (const plugin of before) await created(`/routes/${label}/plugins`, plugin);
     pluginIds[label] = (await created(`/routes/${label}/plugins`, { name: 'proxy-cache', config })).id;
@@ -34,6 +37,7 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
 
   beforeAll(async () => {
     upstream = await startEchoUpstream();
+    headerUpstream = await startHeaderUpstream();
     if (name === 'embedded') {
       embeddedPrefix = uniqueRedisPrefix('e2e-proxy-cache-embedded');
       topology = await startTopology(name, { env: { REDIS_URL: SHARED_REDIS_URL, GATEHOUSE_REDIS_PREFIX: embeddedPrefix, GATEHOUSE_CLUSTER_SECRET: randomBytes(16).toString('hex') } });
@@ -51,16 +55,18 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
     await cachedRoute('pc-auth', { strategy: 'redis' }, [{ name: 'key-auth' }]);
     await cachedRoute('pc-cors', { strategy: 'memory' }, [{ name: 'cors', config: { origins: ['http://one.example', 'http://two.example'] } }]);
     await cachedRoute('pc-headers', { strategy: 'memory', response_headers: { age: false, 'X-Cache-Status': false, 'X-Cache-Key': false } });
+    for (const strategy of ['memory', 'redis']) await cachedRoute(`pc-safe-${strategy}`, { strategy }, [], `${headerUpstream.url}/`);
     for (const username of ['alice', 'bob']) {
       consumerIds[username] = (await created('/consumers', { username })).id;
       await created(`/consumers/${username}/key-auth`, { key: `${username}-key` });
     }
     await topology.converge();
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await topology?.stop();
     await upstream?.close();
+    await headerUpstream?.close();
     if (embeddedPrefix) await deleteRedisPrefix(SHARED_REDIS_URL, embeddedPrefix);
   });
 
@@ -210,5 +216,96 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
     expect(missing.body.fields.config.strategy).toBe('required field missing');
     const schema = await admin('GET', '/schemas/plugins/proxy-cache');
     expect(schema.status).toBe(200);
+  });
+
+  describe.each(['memory', 'redis'])('a safe shared cache (decision 29), %s strategy', (strategy) => {
+    // upstream paths of their own per strategy (both services reach the same upstream)
+    const at = (path: string) => via(0, `/pc-safe-${strategy}/${strategy}${path}`);
+    const hitsUpstream = (path: string) => headerUpstream.received.get(`/${strategy}${path}`) ?? 0;
+    /** a memory entry is in place when its response ends; only Redis entries are readable through the admin API */
+    const storedBy = (key: string | null) => (strategy === 'redis' ? stored(key) : Promise.resolve());
+
+    it('a response fetched with Authorization or Cookie and no consumer is never served to anyone else', async () => {
+      for (const [i, credentials] of [{ authorization: 'Bearer alice-token' }, { cookie: 'session=alice' }].entries()) {
+        const path = `/private-${i}`;
+        const first = await proxied(at(path), { headers: credentials });
+        expect([first.status, status(first)]).toEqual([200, 'Bypass']);
+        const anonymous = await proxied(at(path));
+        expect(status(anonymous)).toBe('Miss');
+        expect(anonymous.body.headers.authorization).toBeUndefined();
+        expect(hitsUpstream(path)).toBe(2);
+      }
+    });
+
+    it('unless the response says public, s-maxage or must-revalidate', async () => {
+      for (const [i, cc] of ['public', 's-maxage=60', 'must-revalidate'].entries()) {
+        const path = `/shareable-${i}?Cache-Control=${encodeURIComponent(cc)}`;
+        const first = await proxied(at(path), { headers: { authorization: 'Bearer alice-token' } });
+        expect([cc, status(first)]).toEqual([cc, 'Miss']);
+        await storedBy(first.headers.get('x-cache-key'));
+        expect([cc, status(await proxied(at(path)))]).toEqual([cc, 'Hit']);
+      }
+    });
+
+    it('a response with Set-Cookie is never stored', async () => {
+      const path = `/cookie?Set-Cookie=${encodeURIComponent('session=abc')}&Cache-Control=public`;
+      expect(status(await proxied(at(path)))).toBe('Bypass');
+      const again = await proxied(at(path));
+      expect([status(again), again.headers.get('set-cookie')]).toEqual(['Bypass', 'session=abc']);
+      expect(hitsUpstream('/cookie')).toBe(2);
+    });
+
+    it('the request headers named in Vary are part of the key; Vary: * is never stored', async () => {
+      const path = '/vary?Vary=Accept-Language';
+      const fr = await proxied(at(path), { headers: { 'accept-language': 'fr' } });
+      expect(status(fr)).toBe('Miss');
+      await storedBy(fr.headers.get('x-cache-key'));
+      const frAgain = await proxied(at(path), { headers: { 'accept-language': 'fr' } });
+      expect([status(frAgain), frAgain.body.headers['accept-language']]).toEqual(['Hit', 'fr']);
+      const de = await proxied(at(path), { headers: { 'accept-language': 'de' } });
+      expect([status(de), de.body.headers['accept-language']]).toEqual(['Miss', 'de']);
+      expect(hitsUpstream('/vary')).toBe(2);
+      const star = '/star?Vary=*';
+      expect(status(await proxied(at(star)))).toBe('Bypass');
+      expect(status(await proxied(at(star)))).toBe('Bypass');
+    });
+  });
+
+  describe("Kong's specs (spec/03-plugins/31-proxy-cache/02-access_spec.lua)", () => {
+    it('only-if-cached', async () => {
+      const res = await proxied(via(0, '/pc-cc/only?not=here'), { headers: { 'cache-control': 'only-if-cached' } });
+      expect([res.status, res.body]).toEqual([504, '']);
+      expect(reached('/only')).toBe(0);
+    });
+
+    it('X-Kong-Proxy-Latency', async () => {
+      const miss = await proxied(via(0, '/pc-mem/get?show-me=proxy-latency'));
+      expect([miss.status, status(miss)]).toEqual([200, 'Miss']);
+      expect(miss.headers.get('x-kong-proxy-latency')).toMatch(/^\d+$/);
+      const hit = await proxied(via(0, '/pc-mem/get?show-me=proxy-latency'));
+      expect([hit.status, status(hit)]).toEqual([200, 'Hit']);
+      expect(hit.headers.get('x-kong-proxy-latency')).toMatch(/^\d+$/);
+      expect(hit.headers.get('x-kong-response-latency')).toBeNull();
+    });
+
+    it('X-Kong-Upstream-Latency', async () => {
+      const miss = await proxied(via(0, '/pc-mem/get?show-me=upstream-latency'));
+      expect([miss.status, status(miss)]).toEqual([200, 'Miss']);
+      expect(miss.headers.get('x-kong-upstream-latency')).toMatch(/^\d+$/);
+      const hit = await proxied(via(0, '/pc-mem/get?show-me=upstream-latency'));
+      expect([hit.status, status(hit)]).toEqual([200, 'Hit']);
+      expect(hit.headers.get('x-kong-upstream-latency')).toMatch(/^\d+$/);
+    });
+
+    it('No X-Cache* neither age headers on the response without debug header in the query', async () => {
+      await proxied(via(0, '/pc-headers/debug'));
+      const quiet = await proxied(via(0, '/pc-headers/debug'));
+      expect([quiet.status, status(quiet), quiet.headers.get('x-cache-key'), quiet.headers.get('age')]).toEqual([200, null, null, null]);
+      const debug = await proxied(via(0, '/pc-headers/debug'), { headers: { 'kong-debug': '1' } });
+      expect(status(debug)).toBe('Hit');
+      expect(debug.headers.get('age')).not.toBeNull();
+      expect(debug.headers.get('x-cache-key')).toMatch(/^[0-9a-f]{64}$/);
+      expect(reached('/debug')).toBe(1);
+    });
   });
 });

@@ -13,7 +13,7 @@ import { closeServer, listenOn, type ListenAddress } from './listen';
 import type { DataPlaneMetrics } from './metrics/data-plane-metrics';
 import type { AccessLog } from './observe/access-log';
 import { ExchangeObserver } from './observe/exchange-end';
-import { ExchangeTrace, stampGatewayHeaders, stampGatewayResponse } from './observe/exchange-trace';
+import { ExchangeTrace, stampGatewayHeaders, stampGatewayResponse, stampStoredResponse } from './observe/exchange-trace';
 import { defaultGatewayHeaders, type GatewayHeaders } from './observe/gateway-headers';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
@@ -283,12 +283,14 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
 
   function answer(res: ServerResponse, ex: Exchange, response: PluginResponse): void {
     applyResponseHeaders(res, ex);
-    stampGatewayResponse(res, ex.trace);
+    if (response.proxied === true) stampStoredResponse(res, ex.trace);
+    else stampGatewayResponse(res, ex.trace);
     sendPluginResponse(res, response);
   }
 
-  /** the gateway's own answer after a failure: stamped like any response it makes */
-  function unexpected(res: ServerResponse, trace: ExchangeTrace): void {
+  /** the gateway's own answer after a failure: stamped like any response it makes, with the plugins' headers once they ran */
+  function unexpected(res: ServerResponse, trace: ExchangeTrace, ex: Exchange | null = null): void {
+    if (ex !== null && !res.headersSent) applyResponseHeaders(res, ex);
     stampGatewayResponse(res, trace);
     sendFixed(res, ProxyErrors.unexpected);
   }
@@ -316,12 +318,12 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
             else answer(res, admitted, settled);
           } catch (err) {
             failed('request failed', err, trace);
-            unexpected(res, trace);
+            unexpected(res, trace, admitted);
           }
         },
         (err: unknown) => {
           failed('request failed', err, trace);
-          unexpected(res, trace);
+          unexpected(res, trace, admitted);
         },
       );
     } catch (err) {

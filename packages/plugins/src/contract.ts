@@ -96,6 +96,8 @@ export interface UpstreamResponse {
    * upstream; a cache stores the upstream's own headers and lets the next request's plugins set theirs again
    */
   readonly setByPlugins?: ReadonlySet<string>;
+  /** the upstream's own values of the headers in `setByPlugins` that it sent too, which the plugins' values replaced */
+  readonly replaced?: Readonly<Record<string, string | string[]>>;
   /**
    * asks for the whole body before anything is sent; `transform` returns the body to send instead. The body is
    * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged.
@@ -115,6 +117,11 @@ export interface PluginResponse {
   /** JSON-serialised when an object; sent raw when a string or Buffer; empty when null */
   body: unknown;
   headers?: Record<string, string>;
+  /**
+   * the answer stands for the upstream's (a proxy-cache hit): the gateway stamps it as a proxied response
+   * (`X-Kong-Proxy-Latency`, `X-Kong-Upstream-Latency`, `Via`) rather than as its own
+   */
+  proxied?: boolean;
 }
 
 export type AuthResult =

@@ -68,6 +68,20 @@ export function stampGatewayResponse(res: ServerResponse, trace: ExchangeTrace |
   if (h.server) res.setHeader('Server', h.serverToken);
 }
 
+/**
+ * Headers of a plugin's answer that stands for the upstream's (a proxy-cache hit): stamped as a proxied response, as
+ * Kong marks a cache hit proxied: `X-Kong-Upstream-Latency` (0, no upstream was waited for), `X-Kong-Proxy-Latency`
+ * (the time until the answer was found), request id and `Via`, and no `X-Kong-Response-Latency` or `Server`.
+ */
+export function stampStoredResponse(res: ServerResponse, trace: ExchangeTrace | null | undefined): void {
+  if (trace == null || res.headersSent) return;
+  const h = trace.headers;
+  if (h.upstreamLatency) res.setHeader('X-Kong-Upstream-Latency', '0');
+  if (h.proxyLatency) res.setHeader('X-Kong-Proxy-Latency', String(millis(trace.startedAt, performance.now())));
+  if (h.requestId) res.setHeader('X-Kong-Request-Id', trace.requestId);
+  if (h.via) res.setHeader('Via', `1.1 ${h.serverToken}`);
+}
+
 /** The headers of the gateway's own answer written straight on a socket (an upgrade it refuses), as stampGatewayResponse. */
 export function stampGatewayHeaders(headers: Record<string, string>, trace: ExchangeTrace): void {
   const h = trace.headers;

@@ -2,8 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
 import { parseTrustedIps, peerAddress, TrustedProxies } from './client-ip';
 
-const request = (peer: string, forwardedFor?: string | string[]) =>
-  ({ socket: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } }) as unknown as IncomingMessage;
+const request = (peer: string, forwardedFor?: string | string[], realIp?: string) =>
+  ({
+    socket: { remoteAddress: peer },
+    headers: { ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }), ...(realIp === undefined ? {} : { 'x-real-ip': realIp }) },
+  }) as unknown as IncomingMessage;
 
 describe('client IP', () => {
   const proxies = new TrustedProxies(['10.0.0.0/8', '192.168.1.7', 'fd00::/8']);
@@ -27,6 +30,19 @@ describe('client IP', () => {
     expect(proxies.clientIp(request('10.1.2.3', 'garbage, 10.0.0.2'))).toBe('10.0.0.2');
     expect(proxies.clientIp(request('10.1.2.3', '10.0.0.9, 10.0.0.2'))).toBe('10.0.0.9');
     expect(proxies.clientIp(request('10.1.2.3'))).toBe('10.1.2.3');
+  });
+
+  it("behind a trusted proxy, X-Real-IP (Kong's default real_ip_header) gives the address when there is no X-Forwarded-For", () => {
+    expect(proxies.clientIp(request('10.1.2.3', undefined, '::1'))).toBe('::1');
+    expect(proxies.clientIp(request('10.1.2.3', undefined, ' 203.0.113.9 '))).toBe('203.0.113.9');
+    expect(proxies.clientIp(request('10.1.2.3', undefined, '[fe80::1]'))).toBe('fe80::1');
+    expect(proxies.clientIp(request('10.1.2.3', undefined, '::ffff:1.2.3.4'))).toBe('1.2.3.4');
+    // not an address: the peer
+    expect(proxies.clientIp(request('10.1.2.3', undefined, 'me'))).toBe('10.1.2.3');
+    // X-Forwarded-For, when present, comes first
+    expect(proxies.clientIp(request('10.1.2.3', '1.2.3.4', '::1'))).toBe('1.2.3.4');
+    // an untrusted peer's X-Real-IP is never believed
+    expect(proxies.clientIp(request('203.0.113.5', undefined, '::1'))).toBe('203.0.113.5');
   });
 
   it('refuses an invalid trusted entry', () => {

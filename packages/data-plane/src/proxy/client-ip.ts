@@ -42,14 +42,17 @@ export class TrustedProxies {
 
   /**
    * The client's address: the socket peer; when that peer is trusted, the right-most `X-Forwarded-For` entry that is
-   * not a trusted proxy (nginx's real_ip_recursive). An entry that is not an address stops the walk at the last
-   * trusted hop; a list of trusted proxies only gives its left-most entry.
+   * not a trusted proxy (nginx's real_ip_recursive), or, when the request has no `X-Forwarded-For`, its `X-Real-IP`
+   * (Kong's default `real_ip_header`), IPv4 or IPv6. An entry that is not an address stops the walk at the last
+   * trusted hop; a list of trusted proxies only gives its left-most entry; an `X-Real-IP` that is not an address is
+   * ignored. `X-Forwarded-For` comes first because most proxies append to it and pass a client's own `X-Real-IP` on
+   * untouched: behind them the client could otherwise choose its address.
    */
   clientIp(req: IncomingMessage): string {
     let client = peerAddress(req);
     if (!this.trusts(client)) return client;
     const header = req.headers['x-forwarded-for'];
-    if (header === undefined) return client;
+    if (header === undefined) return realIp(req.headers['x-real-ip']) ?? client;
     const entries = (Array.isArray(header) ? header.join(',') : header).split(',');
     for (let i = entries.length - 1; i >= 0; i--) {
       const entry = plainAddress(entries[i]!.trim());
@@ -59,6 +62,14 @@ export class TrustedProxies {
     }
     return client;
   }
+}
+
+/** The address an `X-Real-IP` header gives (`[v6]` brackets allowed), or null when it is not one address. */
+function realIp(header: string | string[] | undefined): string | null {
+  if (header === undefined || Array.isArray(header)) return null;
+  let value = header.trim();
+  if (value.startsWith('[') && value.endsWith(']')) value = value.slice(1, -1);
+  return isIP(value) === 0 ? null : plainAddress(value);
 }
 
 /** Splits a comma-separated list such as GATEHOUSE_TRUSTED_IPS (`10.0.0.0/8, 192.168.1.7, ::1`). */

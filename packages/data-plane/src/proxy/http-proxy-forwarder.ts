@@ -3,9 +3,9 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import type { UpstreamTarget } from '../compile/types';
-import { stampGatewayResponse, stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
+import { stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { isTimeout, type Forwarder, type ForwardObserver } from './forwarder';
-import { ProxyErrors, sendFixed } from './responses';
+import { sendUpstreamFailure } from './responses';
 import type { UpstreamRequest } from './upstream-request';
 
 /** how long an idle upstream socket is kept (ms) */
@@ -89,8 +89,7 @@ export class HttpProxyForwarder implements Forwarder {
         failed = true;
         observer.onFailure(err, false);
       }
-      stampGatewayResponse(res, upstream.trace);
-      sendFixed(res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+      sendUpstreamFailure(res, isTimeout(err), upstream.trace, upstream.responseHeaders);
     });
   }
 

@@ -11,6 +11,7 @@ import { HOP_BY_HOP_RESPONSE } from './forwarder';
 export class InterceptedResponse implements UpstreamResponse {
   readonly headers: Record<string, string | string[]> = {};
   readonly setByPlugins: ReadonlySet<string> | undefined;
+  readonly replaced: Record<string, string | string[]> | undefined;
   transforms: Array<(body: Buffer) => Buffer> | null = null;
   captures: Array<(body: Buffer) => void | Promise<unknown>> | null = null;
 
@@ -19,15 +20,17 @@ export class InterceptedResponse implements UpstreamResponse {
     rawHeaders: Buffer[],
     extra: ReadonlyMap<string, string> | null,
   ) {
-    const headers = this.headers;
+    let replaced: Record<string, string | string[]> | undefined;
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]!.toString('latin1').toLowerCase();
-      if (HOP_BY_HOP_RESPONSE.has(name) || (extra !== null && extra.has(name))) continue;
+      if (HOP_BY_HOP_RESPONSE.has(name)) continue;
+      const into = extra !== null && extra.has(name) ? (replaced ??= {}) : this.headers;
       const value = rawHeaders[i + 1]!.toString('latin1');
-      const seen = headers[name];
-      headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+      const seen = into[name];
+      into[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
     }
-    if (extra !== null) for (const [name, value] of extra) headers[name] = value;
+    this.replaced = replaced;
+    if (extra !== null) for (const [name, value] of extra) this.headers[name] = value;
     this.setByPlugins = extra !== null ? new Set(extra.keys()) : undefined;
   }
 

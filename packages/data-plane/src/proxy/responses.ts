@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PluginResponse } from '@gatehouse/plugins';
+import { stampGatewayResponse, type ExchangeTrace } from '../observe/exchange-trace';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -36,6 +37,17 @@ export function sendFixed(res: ServerResponse, response: FixedResponse): void {
   }
   res.writeHead(response.status, response.headers);
   res.end(response.body);
+}
+
+/**
+ * The gateway's answer when the upstream failed before its response started (504 on a timeout, 502 otherwise). Like
+ * every answer the gateway makes after the plugins ran, it carries the headers they set for the client's response
+ * (cors's, for instance), as Kong runs its header filters on its own error pages.
+ */
+export function sendUpstreamFailure(res: ServerResponse, timedOut: boolean, trace: ExchangeTrace | null | undefined, pluginHeaders: ReadonlyMap<string, string> | null): void {
+  if (pluginHeaders !== null && !res.headersSent) for (const [name, value] of pluginHeaders) res.setHeader(name, value);
+  stampGatewayResponse(res, trace);
+  sendFixed(res, timedOut ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
 }
 
 /**

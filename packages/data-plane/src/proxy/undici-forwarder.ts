@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamTarget } from '../compile/types';
-import { stampGatewayResponse, stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
+import { stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { HOP_BY_HOP_RESPONSE, isTimeout, type ForwardObserver, type Forwarder } from './forwarder';
 
 /** Most header names cannot be hop-by-hop by their length alone: only those lengths are lower-cased and looked up. */
 const HOP_BY_HOP_LENGTHS = new Set([...HOP_BY_HOP_RESPONSE].map((name) => name.length));
 import { DEFAULT_MAX_BUFFERED_BODY, RequestRefused } from '@gatehouse/plugins';
 import { BoundedBody, InterceptedResponse, writeHeadFrom } from './response-interception';
-import { ProxyErrors, sendFixed, sendPluginResponse } from './responses';
+import { sendPluginResponse, sendUpstreamFailure } from './responses';
 import type { ResponseInterceptor, UpstreamRequest } from './upstream-request';
 
 /** how long a response's end waits for a capture that stores elsewhere (ms) */
@@ -208,10 +208,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       }
     }
     if (this.res.headersSent) this.res.destroy(err);
-    else {
-      stampGatewayResponse(this.res, this.trace);
-      sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
-    }
+    else sendUpstreamFailure(this.res, isTimeout(err), this.trace, this.extraHeaders);
   }
 }
 

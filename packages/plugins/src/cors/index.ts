@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { corsAccess } from './handler';
+import { corsAccess, corsResponse } from './handler';
 import { corsConfigSchema, type CorsConfig } from './schema';
 
 /** Cross-origin resource sharing; runs first (Kong's priority 2000), so preflights are answered before authentication. */
@@ -11,4 +11,5 @@ export const cors = definePlugin<CorsConfig, unknown>({
   auth: false,
   noConsumer: true,
   access: corsAccess,
+  response: corsResponse,
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { customFieldsByLua } from '../shared/custom-fields';
+import { framingHeaderMessage, isFramingHeader } from '../shared/header-fields';
 
 /** Kong 3.x plugin queue settings (`kong.tools.queue`), with its defaults and bounds. */
 export const queueSchema = z
@@ -36,6 +37,10 @@ export const httpLogConfigSchema = z
       .default(null)
       .refine((h) => h === null || !Object.keys(h).some((n) => ['host', 'content-length', 'content-type'].includes(n.toLowerCase())), {
         message: 'cannot contain Host, Content-Length or Content-Type',
+        abort: true,
+      })
+      .refine((h) => h === null || !Object.keys(h).some(isFramingHeader), {
+        error: (issue) => framingHeaderMessage(Object.keys(issue.input as Record<string, string>).find(isFramingHeader) ?? ''),
       }),
     queue: queueSchema.default(queueSchema.parse({})),
     custom_fields_by_lua: customFieldsByLua,

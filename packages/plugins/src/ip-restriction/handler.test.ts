@@ -39,10 +39,11 @@ describe('ip-restriction', () => {
     expect(set.has('11.1.2.3')).toBe(false);
   });
 
-  it("deny refuses with Kong's 403 'IP address not allowed'; allow refuses everyone else; deny wins", () => {
-    expect(decide({ deny: ['10.0.0.0/8'] }, '10.1.1.1')).toEqual({ status: 403, body: { message: 'IP address not allowed' } });
+  it("deny refuses with Kong's 403 'IP address not allowed: <ip>'; allow refuses everyone else; deny wins", () => {
+    expect(decide({ deny: ['10.0.0.0/8'] }, '10.1.1.1')).toEqual({ status: 403, body: { message: 'IP address not allowed: 10.1.1.1' } });
     expect(decide({ deny: ['10.0.0.0/8'] }, '11.1.1.1')).toBeUndefined();
-    expect(decide({ allow: ['10.0.0.0/8'] }, '11.1.1.1')).toEqual({ status: 403, body: { message: 'IP address not allowed' } });
+    expect(decide({ allow: ['10.0.0.0/8'] }, '11.1.1.1')).toEqual({ status: 403, body: { message: 'IP address not allowed: 11.1.1.1' } });
+    expect(decide({ deny: ['::/0'], status: 401 }, '2001:db8::1')).toEqual({ status: 401, body: { message: 'IP address not allowed: 2001:db8::1' } });
     expect(decide({ allow: ['10.0.0.0/8'], deny: ['10.1.0.0/16'] }, '10.1.0.1')?.status).toBe(403);
     expect(decide({ allow: ['10.0.0.0/8'], deny: ['10.1.0.0/16'] }, '10.2.0.1')).toBeUndefined();
     expect(decide({ deny: ['::1'], status: 451, message: 'nope' }, '::1')).toEqual({ status: 451, body: { message: 'nope' } });

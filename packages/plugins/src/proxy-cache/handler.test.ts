@@ -8,12 +8,13 @@ import { contentTypeMatches, proxyCacheAccess, proxyCacheResponse } from './hand
 import { proxyCache } from './index';
 import { applyPurgeMessage } from './purge';
 import { proxyCacheConfigSchema } from './schema';
+import { sharedStorable, varyNames } from './shared-cache';
 import { MemoryCacheStore, type CachedResponse } from './stores';
 
 const route = { id: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa' } as Route;
 const consumer = { id: 'cccccccc-cccc-4ccc-8ccc-cccccccccccc' } as Consumer;
 
-async function through(config: Record<string, unknown>, request: FakeRequest, upstream: { status?: number; headers?: Record<string, string>; body?: string } = {}) {
+async function through(config: Record<string, unknown>, request: FakeRequest, upstream: { status?: number; headers?: Record<string, string | string[]>; body?: string } = {}) {
   const parsed = proxyCacheConfigSchema.parse({ strategy: 'memory', ...config });
   const { ctx, recorded } = fakeContext({ route, ...request });
   const answer = (await proxyCacheAccess(ctx, parsed)) as PluginResponse | undefined;
@@ -94,5 +95,81 @@ describe('proxy-cache', () => {
     applyPurgeMessage(store, 'not json');
     applyPurgeMessage(store, JSON.stringify({ key: null }));
     expect([store.size, store.usedBytes]).toEqual([0, 0]);
+  });
+
+  describe('a safe shared cache (decision 29)', () => {
+    const fresh = () => ({ runtime: { proxyCacheMemory: new MemoryCacheStore(1 << 20) } as PluginRuntime });
+
+    it('a response to a request with Authorization or Cookie and no consumer is not stored, unless public, s-maxage or must-revalidate', async () => {
+      for (const credentials of [{ authorization: 'Bearer alice' }, { cookie: 'session=alice' }] as Array<Record<string, string>>) {
+        const { runtime } = fresh();
+        expect((await through({}, { runtime, path: '/me', headers: credentials })).status).toBe('Bypass');
+        // an anonymous client never gets what the credentialed one fetched
+        expect((await through({}, { runtime, path: '/me' })).status).toBe('Miss');
+        for (const cc of ['public, max-age=60', 's-maxage=60', 'must-revalidate']) {
+          expect((await through({}, { runtime, path: `/shared-${cc}`, headers: credentials }, { headers: { 'cache-control': cc } })).status).toBe('Miss');
+          expect((await through({}, { runtime, path: `/shared-${cc}` })).status).toBe('Hit');
+        }
+        expect((await through({}, { runtime, path: '/p', headers: credentials }, { headers: { 'cache-control': 'max-age=60' } })).status).toBe('Bypass');
+      }
+    });
+
+    it('an identified consumer is part of the key: its response is stored; the anonymous consumer identifies nobody', async () => {
+      const { runtime } = fresh();
+      const headers = { authorization: 'Basic eDp5' };
+      expect((await through({}, { runtime, path: '/c', headers, consumer })).status).toBe('Miss');
+      expect((await through({}, { runtime, path: '/c', headers, consumer })).status).toBe('Hit');
+      expect((await through({}, { runtime, path: '/c' })).status).toBe('Miss');
+      expect((await through({}, { runtime, path: '/a', headers, consumer, anonymous: true })).status).toBe('Bypass');
+    });
+
+    it('a response with Set-Cookie is never stored, whatever it says', async () => {
+      const { runtime } = fresh();
+      expect((await through({}, { runtime, path: '/s' }, { headers: { 'set-cookie': 'id=1', 'cache-control': 'public, max-age=60' } })).status).toBe('Bypass');
+      expect((await through({}, { runtime, path: '/s' })).status).toBe('Miss');
+    });
+
+    it('the request headers named in Vary are part of the key; Vary: * is never stored', async () => {
+      const { runtime } = fresh();
+      const vary = { headers: { vary: 'Accept-Language, accept-encoding' } };
+      expect((await through({}, { runtime, path: '/v', headers: { 'accept-language': 'fr' } }, vary)).status).toBe('Miss');
+      expect((await through({}, { runtime, path: '/v', headers: { 'accept-language': 'fr' } })).status).toBe('Hit');
+      expect((await through({}, { runtime, path: '/v', headers: { 'accept-language': 'de' } }, vary)).status).toBe('Miss');
+      expect((await through({}, { runtime, path: '/v' }, vary)).status).toBe('Miss');
+      expect((await through({}, { runtime, path: '/v' })).status).toBe('Hit');
+      expect((await through({}, { runtime, path: '/v', headers: { 'accept-encoding': 'gzip' } }, vary)).status).toBe('Miss');
+      expect((await through({}, { runtime, path: '/star' }, { headers: { vary: '*' } })).status).toBe('Bypass');
+      expect((await through({}, { runtime, path: '/star' })).status).toBe('Miss');
+    });
+
+    it("Vary is read from the upstream's own header, not a plugin's (cors's Origin is set again on every hit)", () => {
+      const { ctx } = fakeContext({ headers: { origin: 'http://a.test', 'accept-language': 'fr' } });
+      const res = { ...fakeResponse(200, { vary: ['Accept-Language', 'Origin'] }), setByPlugins: new Set(['vary']), replaced: { vary: 'Accept-Language' } };
+      expect(sharedStorable(ctx, res)).toEqual({ vary: { 'accept-language': 'fr' } });
+      expect(varyNames('a, *')).toBeNull();
+    });
+  });
+
+  describe("Kong's specs", () => {
+    it('only-if-cached', async () => {
+      const { runtime } = { runtime: { proxyCacheMemory: new MemoryCacheStore(1 << 20) } as PluginRuntime };
+      const answer = await through({ cache_control: true }, { runtime, path: '/get', query: 'not=here', headers: { 'cache-control': 'only-if-cached' } });
+      expect(answer.answer).toEqual({ status: 504, body: null });
+      // without cache_control the directive is not read
+      expect((await through({}, { runtime, path: '/get', headers: { 'cache-control': 'only-if-cached' } })).status).toBe('Miss');
+    });
+
+    it('No X-Cache* neither age headers on the response without debug header in the query', async () => {
+      const runtime: PluginRuntime = { proxyCacheMemory: new MemoryCacheStore(1 << 20) };
+      const hidden = { response_headers: { age: false, 'X-Cache-Status': false, 'X-Cache-Key': false } };
+      expect((await through(hidden, { runtime, path: '/get' })).recorded.response.size).toBe(0);
+      const quiet = await through(hidden, { runtime, path: '/get' });
+      expect(quiet.answer?.headers).toEqual({ 'content-type': 'application/json' });
+      const debug = await through(hidden, { runtime, path: '/get', headers: { 'kong-debug': '1' } });
+      expect(debug.answer?.headers).toMatchObject({ 'x-cache-status': 'Hit', age: '0' });
+      expect(debug.answer?.headers?.['x-cache-key']).toMatch(/^[0-9a-f]{64}$/);
+      // a hit is answered as the upstream's response: the gateway stamps its latency headers as for a proxied one
+      expect(debug.answer?.proxied).toBe(true);
+    });
   });
 });

@@ -3,6 +3,7 @@ import { perConfig } from '../shared/per-config';
 import { cacheKey } from './cache-key';
 import { parseCacheControl, seconds } from './cache-control';
 import type { ProxyCacheConfig } from './schema';
+import { sharedStorable, varyMatches } from './shared-cache';
 import { MemoryCacheStore, RedisCacheStore, type CachedResponse, type CacheStore } from './stores';
 
 /** What a data plane's memory cache holds at most when the node does not say: 64 MiB. */
@@ -98,32 +99,48 @@ function fresh(entry: CachedResponse, ctx: PluginContext, config: ProxyCacheConf
   return true;
 }
 
-function hit(entry: CachedResponse, key: string, config: ProxyCacheConfig, nowS: number): PluginResponse {
+type Shown = ProxyCacheConfig['response_headers'];
+const ALL_SHOWN: Shown = Object.freeze({ age: true, 'X-Cache-Status': true, 'X-Cache-Key': true });
+
+/** The cache headers this request gets: `response_headers`, or all of them when it says `kong-debug` (as Kong's). */
+function shownTo(ctx: PluginContext, config: ProxyCacheConfig): Shown {
+  return ctx.req.headers['kong-debug'] !== undefined ? ALL_SHOWN : config.response_headers;
+}
+
+/** A hit is answered as the upstream's response (the gateway stamps it proxied, with its latency headers). */
+function hit(entry: CachedResponse, key: string, shown: Shown, nowS: number): PluginResponse {
   const headers: Record<string, string> = {};
   for (const name in entry.headers) headers[name] = header(entry.headers[name])!;
-  const shown = config.response_headers;
   if (shown.age) headers.age = String(Math.max(0, Math.floor(nowS - entry.at)));
   if (shown['X-Cache-Status']) headers['x-cache-status'] = 'Hit';
   if (shown['X-Cache-Key']) headers['x-cache-key'] = key;
-  return { status: entry.status, body: entry.body, headers };
+  return { status: entry.status, body: entry.body, headers, proxied: true };
 }
 
-function settle(ctx: PluginContext, config: ProxyCacheConfig, key: string, store: CacheStore, entry: CachedResponse | null): PluginResponse | void {
+/** Kong's answer to `Cache-Control: only-if-cached` when nothing is cached (RFC 9111 §5.2.1.7). */
+const NOT_CACHED: PluginResponse = Object.freeze({ status: 504, body: null });
+
+function settle(ctx: PluginContext, config: ProxyCacheConfig, key: string, store: CacheStore, found: CachedResponse | null): PluginResponse | void {
   const nowS = Date.now() / 1000;
-  if (entry !== null && fresh(entry, ctx, config, nowS)) return hit(entry, key, config, nowS);
+  const shown = shownTo(ctx, config);
+  // an entry fetched with other values of the headers its response varies on is not this request's
+  const entry = found !== null && varyMatches(ctx, found.vary) ? found : null;
+  if (entry !== null && fresh(entry, ctx, config, nowS)) return hit(entry, key, shown, nowS);
+  if (entry === null && config.cache_control && parseCacheControl(ctx.req.headers['cache-control']).has('only-if-cached')) return NOT_CACHED;
   ctx.locals?.set(STATE, { key, store } satisfies PendingStore);
-  if (config.response_headers['X-Cache-Status']) ctx.response?.setHeader('X-Cache-Status', entry === null ? 'Miss' : 'Refresh');
+  if (shown['X-Cache-Status']) ctx.response?.setHeader('X-Cache-Status', entry === null ? 'Miss' : 'Refresh');
 }
 
 /**
  * Kong's proxy-cache, access side: a request whose method is not cached (or, with `cache_control`, that says
  * no-store / no-cache or carries Authorization) is marked Bypass; otherwise a fresh entry under Kong's cache key is
  * answered from the cache (Hit), and a missing (Miss) or stale (Refresh) one goes upstream, to be stored by
- * `proxyCacheResponse`. A cache that fails to answer counts as a miss.
+ * `proxyCacheResponse`; with `cache_control`, `only-if-cached` and nothing cached answers 504. A cache that fails to
+ * answer counts as a miss.
  */
 export function proxyCacheAccess(ctx: PluginContext, config: ProxyCacheConfig): PluginResponse | void | Promise<PluginResponse | void> {
   const prepared = preparedOf(config);
-  const shown = config.response_headers;
+  const shown = shownTo(ctx, config);
   if (!requestCacheable(ctx, config, prepared)) {
     if (shown['X-Cache-Status']) ctx.response?.setHeader('X-Cache-Status', 'Bypass');
     return;
@@ -159,13 +176,13 @@ export function proxyCacheAccess(ctx: PluginContext, config: ProxyCacheConfig): 
   );
 }
 
-/** Headers that describe this one answer, never stored with the entry. */
-const NOT_STORED = new Set(['x-cache-status', 'x-cache-key', 'age', 'content-length', 'transfer-encoding', 'connection']);
+/** Headers that describe this one answer or its connection (Kong's hop-by-hop list), never stored with the entry. */
+const NOT_STORED = new Set(['x-cache-status', 'x-cache-key', 'age', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'trailers', 'upgrade']);
 
 /**
  * The response side: a response with a listed status and content type (and, with `cache_control`, a positive
- * freshness and no private / no-store / no-cache) is copied into the cache as it streams to the client; any other
- * is marked Bypass.
+ * freshness and no private / no-store / no-cache) that a shared cache may keep (shared-cache.ts) is copied into the
+ * cache as it streams to the client; any other is marked Bypass.
  */
 export function proxyCacheResponse(ctx: PluginContext, config: ProxyCacheConfig, res: UpstreamResponse): void {
   const pending = ctx.locals?.get(STATE) as PendingStore | undefined;
@@ -173,8 +190,9 @@ export function proxyCacheResponse(ctx: PluginContext, config: ProxyCacheConfig,
   const prepared = preparedOf(config);
   const nowS = Date.now() / 1000;
   const ttl = prepared.codes.has(res.status) && contentTypeMatches(prepared.types, header(res.headers['content-type'])) ? freshFor(config, res, nowS) : null;
-  if (ttl === null) {
-    if (config.response_headers['X-Cache-Status']) res.headers['x-cache-status'] = 'Bypass';
+  const storable = ttl === null ? null : sharedStorable(ctx, res);
+  if (ttl === null || storable === null) {
+    if (shownTo(ctx, config)['X-Cache-Status']) res.headers['x-cache-status'] = 'Bypass';
     return;
   }
   const headers: Record<string, string | string[]> = {};
@@ -185,7 +203,9 @@ export function proxyCacheResponse(ctx: PluginContext, config: ProxyCacheConfig,
   const log = ctx.runtime.log;
   const pluginId = ctx.pluginId;
   res.captureBody((body) => {
-    const stored = pending.store.set(pending.key, { status, headers, body, at: nowS, ttl }, storageTtl);
+    const entry: CachedResponse = { status, headers, body, at: nowS, ttl };
+    if (storable.vary !== undefined) entry.vary = storable.vary;
+    const stored = pending.store.set(pending.key, entry, storageTtl);
     // a store in another process (Redis, a proxy worker's primary): the response ends once the entry is there
     if (stored instanceof Promise) return stored.catch((err: unknown) => log?.error('proxy-cache: could not store a response', { plugin_id: pluginId, error: err instanceof Error ? err.message : String(err) }));
   });

@@ -7,6 +7,8 @@ export interface CachedResponse {
   body: Buffer;
   at: number;
   ttl: number;
+  /** the request headers the response varies on, with the values of the request that fetched it */
+  vary?: Record<string, string | null>;
 }
 
 export interface CacheStore {
@@ -78,12 +80,8 @@ export class MemoryCacheStore implements CacheStore {
   }
 }
 
-interface StoredForm {
-  status: number;
-  headers: Record<string, string | string[]>;
+interface StoredForm extends Omit<CachedResponse, 'body'> {
   body: string;
-  at: number;
-  ttl: number;
 }
 
 /** Where the `redis` strategy keeps entries: `<prefix>proxy-cache:<key>`; every data plane reads the same ones. */
@@ -102,11 +100,11 @@ export class RedisCacheStore implements CacheStore {
     const raw = await this.redis.get(redisCacheKey(this.prefix, key));
     if (raw === null) return null;
     const stored = JSON.parse(raw) as StoredForm;
-    return { status: stored.status, headers: stored.headers, body: Buffer.from(stored.body, 'base64'), at: stored.at, ttl: stored.ttl };
+    return { ...stored, body: Buffer.from(stored.body, 'base64') };
   }
 
   async set(key: string, entry: CachedResponse, storageTtl: number): Promise<void> {
-    const stored: StoredForm = { status: entry.status, headers: entry.headers, body: entry.body.toString('base64'), at: entry.at, ttl: entry.ttl };
+    const stored: StoredForm = { ...entry, body: entry.body.toString('base64') };
     await this.redis.set(redisCacheKey(this.prefix, key), JSON.stringify(stored), 'EX', Math.max(1, storageTtl));
   }
 

@@ -37,9 +37,15 @@ describe('request-size-limiting', () => {
     expect(run({ allowed_payload_size: 1, size_unit: 'bytes' }, { 'content-length': '2', expect: '100-continue' }).answer).toEqual({ status: 417, body: { message: 'Request size limit exceeded' } });
   });
 
-  it('require_content_length: 411 without one', () => {
+  it('require_content_length: 411 with neither a Content-Length nor a chunked body', () => {
     expect(run({ require_content_length: true }, {}).answer).toEqual({ status: 411, body: { message: 'A valid Content-Length header is required' } });
+    expect(run({ require_content_length: true }, { 'transfer-encoding': 'gzip' }).answer?.status).toBe(411);
     expect(run({ require_content_length: true }, { 'content-length': '0' }).answer).toBeUndefined();
+    // a chunked body passes, counted as it streams
+    const chunked = run({ require_content_length: true, allowed_payload_size: 5, size_unit: 'bytes' }, { 'transfer-encoding': 'Chunked' });
+    expect(chunked.answer).toBeUndefined();
+    expect(chunked.recorded.wrappers).toHaveLength(1);
+    expect(run({ require_content_length: true }, { 'transfer-encoding': 'gzip, chunked' }).answer).toBeUndefined();
   });
 
   it('counts a chunked body as it streams: within the limit it passes whole, past it the stream fails with the 413', async () => {

@@ -30,10 +30,17 @@ export class SizeLimit extends Transform {
   }
 }
 
+/** The body is sent chunked: `chunked` is the last transfer coding (what Node accepts as a body without a length). */
+function isChunked(encoding: string | string[] | undefined): boolean {
+  if (encoding === undefined) return false;
+  const codings = (Array.isArray(encoding) ? encoding.join(',') : encoding).split(',');
+  return codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
+}
+
 /**
  * Kong's request-size-limiting: a Content-Length past the limit is refused at once; a body without one (chunked) is
  * counted as it streams to the upstream and refused when it passes the limit, without buffering it.
- * `require_content_length` refuses requests that carry no Content-Length.
+ * `require_content_length` refuses (411) requests that carry neither a Content-Length nor a chunked body.
  */
 export function requestSizeLimitingAccess(ctx: PluginContext, config: RequestSizeLimitingConfig): PluginResponse | void {
   const limit = config.allowed_payload_size * SIZE_UNITS[config.size_unit];
@@ -42,8 +49,9 @@ export function requestSizeLimitingAccess(ctx: PluginContext, config: RequestSiz
     if (Number(declared) > limit) return tooLarge(ctx);
     return;
   }
-  if (config.require_content_length) return LENGTH_REQUIRED;
-  if (ctx.req.headers['transfer-encoding'] === undefined) return;
+  const encoding = ctx.req.headers['transfer-encoding'];
+  if (config.require_content_length && !isChunked(encoding)) return LENGTH_REQUIRED;
+  if (encoding === undefined) return;
   const refusal = tooLarge(ctx);
   ctx.upstream.pipeBody?.((body: Readable) => body.pipe(new SizeLimit(limit, refusal)));
 }

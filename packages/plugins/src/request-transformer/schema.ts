@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { colonPairs, names } from '../shared/colon-pairs';
+import { settableHeaderPairs, settableHeaderRenames } from '../shared/header-fields';
 
-const section = (pairs: boolean) =>
+/** A section's `headers`: names to remove, `old:new` renames, or `name:value` pairs; framing headers are never set. */
+const headerField = (kind: 'names' | 'renames' | 'pairs') => (kind === 'names' ? names() : kind === 'renames' ? settableHeaderRenames() : settableHeaderPairs());
+
+const section = (kind: 'names' | 'renames' | 'pairs') =>
   z
     .object({
-      body: pairs ? colonPairs() : names(),
-      headers: pairs ? colonPairs() : names(),
-      querystring: pairs ? colonPairs() : names(),
+      body: kind === 'names' ? names() : colonPairs(),
+      headers: headerField(kind),
+      querystring: kind === 'names' ? names() : colonPairs(),
     })
     .strict();
 
@@ -17,13 +21,13 @@ export const requestTransformerConfigSchema = z
       .regex(/^[A-Z]+$/, { error: "invalid value: should be an uppercase HTTP method" })
       .nullable()
       .default(null),
-    remove: section(false).prefault({}),
-    rename: section(true).prefault({}),
-    replace: section(true)
+    remove: section('names').prefault({}),
+    rename: section('renames').prefault({}),
+    replace: section('pairs')
       .extend({ uri: z.string().nullable().default(null) })
       .prefault({}),
-    add: section(true).prefault({}),
-    append: section(true).prefault({}),
+    add: section('pairs').prefault({}),
+    append: section('pairs').prefault({}),
   })
   .strict();
 

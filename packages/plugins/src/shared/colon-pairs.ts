@@ -6,10 +6,10 @@ export function splitPair(entry: string): [string, string] {
   return [entry.slice(0, colon), entry.slice(colon + 1)];
 }
 
+/** One element of Kong's `colon_strings_array`: `name:value` (checks added after it run only on such a value). */
+export const colonPair = () => z.string().regex(/^[^:]+:.*$/, { error: (issue) => `invalid value: ${String(issue.input)}`, abort: true });
+
 /** Kong's `colon_strings_array`: every element must be `name:value`. */
-export const colonPairs = () =>
-  z
-    .array(z.string().regex(/^[^:]+:.*$/, { error: (issue) => `invalid value: ${String(issue.input)}` }))
-    .default([]);
+export const colonPairs = () => z.array(colonPair()).default([]);
 
 export const names = () => z.array(z.string()).default([]);

@@ -21,6 +21,8 @@ export interface FakeRequest {
   body?: string;
   clientIp?: string;
   consumer?: Consumer | null;
+  /** the consumer is the anonymous one an authentication plugin fell back to */
+  anonymous?: boolean;
   route?: Route | null;
   runtime?: PluginRuntime;
 }
@@ -58,7 +60,7 @@ export function fakeContext(request: FakeRequest = {}): { ctx: PluginContext; re
     service: null,
     consumer: request.consumer ?? null,
     credential: null,
-    anonymous: false,
+    anonymous: request.anonymous ?? false,
     index: undefined,
     runtime: request.runtime ?? {},
     pluginId: '99999999-9999-4999-8999-999999999999',
