@@ -86,6 +86,7 @@ export async function startControlPlaneNode(
     statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, publisher: publisher?.status(), ...opts.statusExtras?.() }),
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,
+    adminHosts: settings.adminHosts,
     health: opts.health ?? null,
     extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.metrics ? [metricsExtension(opts.metrics.exposed)] : []), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseByteSize } from '@gatehouse/plugins';
-import { parseAdminGuiOrigins } from '@gatehouse/control-plane';
+import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
@@ -37,6 +37,8 @@ export interface Settings {
   maxBufferedBody: number;
   /** origins whose browser pages may call the admin API (decision 14) */
   adminGuiOrigins: string[];
+  /** `Host` names the admin API answers besides loopback ones when it listens on loopback (decision 27) */
+  adminHosts: string[];
   /** Kong's `headers` setting: which headers the gateway adds to responses */
   headers: string;
   /** the proxy's access log: `stdout`, a file path, or null (off) */
@@ -74,6 +76,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
+  { name: 'GATEHOUSE_ADMIN_HOSTS', default: 'unset (none)', meaning: 'comma-separated host names (`name` or `name:port`) the admin API answers to besides `localhost` and loopback addresses when it listens on loopback; any other `Host` gets 421 (DNS rebinding)' },
   { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
   { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
@@ -131,6 +134,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
+    adminHosts: parseAdminHosts(env.GATEHOUSE_ADMIN_HOSTS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
     workers: parseWorkers(env.GATEHOUSE_WORKERS),
