@@ -56,6 +56,8 @@ export async function startControlPlaneNode(
     /** run the control plane's own status listener on GATEHOUSE_STATUS_LISTEN (`start` gives it to the data plane) */
     statusListener?: boolean;
     health?: HealthChannel | null;
+    /** runs once snapshots are published and before the admin API opens (`start`: the proxy listens first) */
+    beforeAdminListens?: () => Promise<void>;
   } = {},
 ): Promise<ControlPlaneNode> {
   const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
@@ -105,6 +107,7 @@ export async function startControlPlaneNode(
     onFailed: () => cpMetrics?.publicationFailed(),
   });
   await publisher.start();
+  await opts.beforeAdminListens?.();
   const admin = await startAdminServer(app, listenText(settings.adminListen));
   const status =
     opts.statusListener && settings.statusListen
