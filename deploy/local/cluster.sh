@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The docker-compose topology as local processes: one control plane on Postgres, N data planes over Redis.
 #
-#   deploy/local/cluster.sh start [-n N]    control plane on :8001, N data planes (default 2) proxying on
-#                                           :8000, :8002, :8003, … (the admin port is skipped), status on :8100, :8101, …
+#   deploy/local/cluster.sh start [-n N]    control plane on :8001 (status :8099), N data planes (default 2) proxying
+#                                           on :8000, :8002, :8003, … (the admin port is skipped), status on :8100, :8101, …
 #   deploy/local/cluster.sh status
 #   deploy/local/cluster.sh stop
 #
@@ -14,8 +14,11 @@
 #   GATEHOUSE_ADMIN_LISTEN    [127.0.0.1:8001]
 #   GATEHOUSE_LOCAL_PROXY_PORT [8000]   first data plane's proxy port, the next ones count up (past the admin port)
 #   GATEHOUSE_LOCAL_STATUS_PORT [8100]  first data plane's status port, the next ones count up
+#   GATEHOUSE_LOCAL_CP_STATUS_PORT [8099]  the control plane's status listener (no RBAC): start and status probe it,
+#                                           so a cluster with GATEHOUSE_ENFORCE_RBAC=on starts like any other
 #   GATEHOUSE_LOCAL_RUN_DIR   [deploy/local/.run]  PID files, logs, data directories
 #   GATEHOUSE_CLI             [packages/cli/src/main.ts]
+# Other GATEHOUSE_* variables (GATEHOUSE_ENFORCE_RBAC, GATEHOUSE_ADMIN_TOKEN, …) reach every process as they are.
 # Processes are stopped by the PIDs recorded at start, nothing else.
 set -euo pipefail
 
@@ -28,10 +31,11 @@ REDIS_PREFIX="${GATEHOUSE_REDIS_PREFIX:-gatehouse-local:}"
 ADMIN_LISTEN="${GATEHOUSE_ADMIN_LISTEN:-127.0.0.1:8001}"
 PROXY_PORT="${GATEHOUSE_LOCAL_PROXY_PORT:-8000}"
 STATUS_PORT="${GATEHOUSE_LOCAL_STATUS_PORT:-8100}"
+CP_STATUS_PORT="${GATEHOUSE_LOCAL_CP_STATUS_PORT:-8099}"
 TLS_PORT="${GATEHOUSE_LOCAL_TLS_PORT:-8443}"
 
 usage() {
-  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
@@ -48,11 +52,16 @@ admin_url() {
   printf 'http://%s:%s' "$host" "$port"
 }
 
-# proxy port of data plane i (1-based): consecutive from PROXY_PORT, stepping over the admin port
+# the control plane's status listener: readiness without RBAC (the admin API's /status may want a token)
+cp_status_url() {
+  printf 'http://127.0.0.1:%s' "$CP_STATUS_PORT"
+}
+
+# proxy port of data plane i (1-based): consecutive from PROXY_PORT, stepping over the admin and control plane status ports
 proxy_port() {
   local i="$1" port="$PROXY_PORT" admin="${ADMIN_LISTEN##*:}" n=0
   while :; do
-    if ((port != admin)); then
+    if ((port != admin && port != CP_STATUS_PORT)); then
       n=$((n + 1))
       ((n == i)) && break
     fi
@@ -163,10 +172,10 @@ cmd_start() {
   secret="$(cluster_secret)"
   local common=("REDIS_URL=$REDIS_URL" "GATEHOUSE_REDIS_PREFIX=$REDIS_PREFIX" "GATEHOUSE_CLUSTER_SECRET=$secret")
 
-  log "starting control plane (admin $(admin_url), log $RUN_DIR/control-plane.log)"
+  log "starting control plane (admin $(admin_url), status $(cp_status_url), log $RUN_DIR/control-plane.log)"
   launch control-plane control-plane "${common[@]}" "DATABASE_URL=$DATABASE_URL" "GATEHOUSE_ADMIN_LISTEN=$ADMIN_LISTEN" \
-    "GATEHOUSE_DATA_DIR=$RUN_DIR/control-plane"
-  if ! wait_for_http "$(admin_url)/status" 200 90 "$RUN_DIR/control-plane.pid" "control plane"; then
+    "GATEHOUSE_STATUS_LISTEN=127.0.0.1:$CP_STATUS_PORT" "GATEHOUSE_DATA_DIR=$RUN_DIR/control-plane"
+  if ! wait_for_http "$(cp_status_url)/status/ready" 200 90 "$RUN_DIR/control-plane.pid" "control plane"; then
     cmd_stop
     die "control plane did not come up"
   fi
@@ -237,7 +246,7 @@ cmd_status() {
       pid="$(cat "$pid_file")"
       if pid_alive "$pid_file"; then state="running"; else state="not running"; fi
       if [[ "$name" == control-plane ]]; then
-        url="$(admin_url)/status"
+        url="$(cp_status_url)/status/ready"
       else
         local i="${name#data-plane-}"
         url="http://127.0.0.1:$((STATUS_PORT + i - 1))/status/ready"

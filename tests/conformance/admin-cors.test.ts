@@ -6,7 +6,8 @@ jest.setTimeout(60_000);
 
 /**
  * Decision 14: the admin API answers cross-origin requests only for origins listed in GATEHOUSE_ADMIN_GUI_ORIGINS;
- * any other Origin, `null` included, gets no Access-Control-Allow-* header, on reads, writes and preflights.
+ * any other Origin, `null` included, gets no Access-Control-Allow-* header, on reads, writes and preflights, which
+ * decision 27 refuses with 403 (admin-browser-guard.test.ts).
  */
 const LISTED = 'https://manager.example.test';
 let admin: AdminHarness;
@@ -58,14 +59,15 @@ describe('any other origin', () => {
   it('gets no Access-Control-Allow-* header on a read', async () => {
     for (const origin of OTHERS) {
       const res = await http().get('/consumers').set('Origin', origin);
-      expect([origin, res.status, corsHeaders(res.headers)]).toEqual([origin, 200, {}]);
+      expect([origin, res.status, corsHeaders(res.headers)]).toEqual([origin, 403, {}]);
     }
   });
 
-  it('gets none on a write either', async () => {
+  it('gets none on a write either, and the write is refused', async () => {
     for (const [i, origin] of OTHERS.entries()) {
       const res = await http().post('/consumers').set('Origin', origin).send({ username: `cors-other-${i}` });
-      expect([origin, res.status, corsHeaders(res.headers)]).toEqual([origin, 201, {}]);
+      expect([origin, res.status, corsHeaders(res.headers)]).toEqual([origin, 403, {}]);
+      expect((await http().get(`/consumers/cors-other-${i}`)).status).toBe(404);
     }
   });
 
@@ -76,7 +78,7 @@ describe('any other origin', () => {
         .set('Origin', origin)
         .set('Access-Control-Request-Method', 'POST')
         .set('Access-Control-Request-Headers', 'content-type');
-      expect([origin, res.status, corsHeaders(res.headers)]).toEqual([origin, 204, {}]);
+      expect([origin, res.status, corsHeaders(res.headers)]).toEqual([origin, 403, {}]);
     }
   });
 

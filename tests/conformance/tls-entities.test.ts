@@ -191,6 +191,39 @@ describe.each(['postgres', 'pglite'] as const)('TLS entities (%s)', (backend) =>
       expect((await http().get('/snis/nested.test')).status).toBe(404);
     });
 
+    it('a certificate is named by one of its SNIs on GET, PATCH, DELETE and the nested SNI routes; an unknown name → 404 SNI not found', async () => {
+      const cert = await http().post('/certificates').send({ cert: ecA.cert, key: ecA.key, snis: ['by-sni.test', 'also-by-sni.test'] });
+      const id = cert.body.id;
+      const read = await http().get('/certificates/by-sni.test');
+      expect([read.status, read.body.id, read.body.snis]).toEqual([200, id, ['also-by-sni.test', 'by-sni.test']]);
+      expect((await http().get('/certificates/also-by-sni.test')).body).toEqual(read.body);
+      for (const method of ['get', 'patch', 'delete'] as const) {
+        const missing = await http()[method]('/certificates/no-such-sni.test').send({});
+        expect([method, missing.status, missing.body]).toEqual([method, 404, { message: 'SNI not found' }]);
+      }
+      expect((await http().get('/certificates/no-such-sni.test/snis')).body).toEqual({ message: 'SNI not found' });
+      const patched = await http().patch('/certificates/by-sni.test').send({ tags: ['named'] });
+      expect(patched.body).toMatchObject({ id, tags: ['named'], snis: ['also-by-sni.test', 'by-sni.test'] });
+      const nested = await http().post('/certificates/by-sni.test/snis').send({ name: 'third-by-sni.test' });
+      expect([nested.status, nested.body.certificate]).toEqual([201, { id }]);
+      expect((await http().get('/certificates/by-sni.test/snis/third-by-sni.test')).body.name).toBe('third-by-sni.test');
+      expect((await http().delete('/certificates/also-by-sni.test')).status).toBe(204);
+      expect((await http().get(`/certificates/${id}`)).status).toBe(404);
+      expect((await http().get('/snis/by-sni.test')).status).toBe(404);
+    });
+
+    it('PUT /certificates/{name} creates a certificate with that SNI, or replaces the one that has it, keeping the name among listed SNIs', async () => {
+      const created = await http().put('/certificates/put-by-sni.test').send({ cert: ecA.cert, key: ecA.key, snis: ['put-other.test'] });
+      expect(created.status).toBe(200);
+      expect(created.body.snis).toEqual(['put-by-sni.test', 'put-other.test']);
+      const replaced = await http().put('/certificates/put-other.test').send({ cert: ecB.cert, key: ecB.key, snis: ['put-third.test'] });
+      expect([replaced.body.id, replaced.body.cert, replaced.body.snis]).toEqual([created.body.id, ecB.cert, ['put-other.test', 'put-third.test']]);
+      const alone = await http().put('/certificates/put-alone.test').send({ cert: ecA.cert, key: ecA.key });
+      expect([alone.status, alone.body.snis]).toEqual([200, ['put-alone.test']]);
+      const form = await http().put('/certificates/put-form.test').type('form').send({ cert: ecA.cert, key: ecA.key, snis: 'put-form-other.test' });
+      expect([form.status, form.body.snis]).toEqual([200, ['put-form-other.test', 'put-form.test']]);
+    });
+
     it('vault references are accepted in cert and key, stored as given, and the pair check is skipped', async () => {
       const res = await http().post('/certificates').send({ cert: '{vault://env/gh-test-cert}', key: '{vault://env/gh-test-key}' });
       expect(res.status).toBe(201);

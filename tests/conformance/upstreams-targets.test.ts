@@ -79,7 +79,7 @@ describe.each<BackendName>(['postgres', 'pglite'])('upstreams and targets (%s)',
     expect(bad.body.fields).toEqual({ name: "Invalid name ('not a host'); must be a valid hostname" });
     const algo = await http().post('/upstreams').send({ name: 'algo.test', algorithm: 'random' });
     expect(algo.status).toBe(400);
-    expect(algo.body.fields.algorithm).toBe('expected one of: round-robin, consistent-hashing, least-connections, latency');
+    expect(algo.body.fields.algorithm).toBe('expected one of: consistent-hashing, least-connections, round-robin, latency');
     const slots = await http().post('/upstreams').send({ name: 'slots.test', slots: 5 });
     expect(slots.body.fields).toEqual({ slots: 'value should be between 10 and 65536' });
     const header = await http().post('/upstreams').send({ name: 'hash.test', hash_on: 'header' });
@@ -134,7 +134,7 @@ describe.each<BackendName>(['postgres', 'pglite'])('upstreams and targets (%s)',
     const upstreamSchema = await http().get('/schemas/upstreams');
     expect(upstreamSchema.status).toBe(200);
     const fields = Object.assign({}, ...upstreamSchema.body.fields);
-    expect(fields.algorithm).toMatchObject({ type: 'string', default: 'round-robin', one_of: ['round-robin', 'consistent-hashing', 'least-connections', 'latency'] });
+    expect(fields.algorithm).toMatchObject({ type: 'string', default: 'round-robin', one_of: ['consistent-hashing', 'least-connections', 'round-robin', 'latency'] });
     expect(fields.slots).toMatchObject({ type: 'integer', default: 10000, between: [10, 65536] });
     expect(fields.healthchecks.type).toBe('record');
     const targetSchema = await http().get('/schemas/targets');

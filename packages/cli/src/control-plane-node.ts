@@ -56,6 +56,8 @@ export async function startControlPlaneNode(
     /** run the control plane's own status listener on GATEHOUSE_STATUS_LISTEN (`start` gives it to the data plane) */
     statusListener?: boolean;
     health?: HealthChannel | null;
+    /** runs once snapshots are published and before the admin API opens (`start`: the proxy listens first) */
+    beforeAdminListens?: () => Promise<void>;
   } = {},
 ): Promise<ControlPlaneNode> {
   const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
@@ -87,6 +89,7 @@ export async function startControlPlaneNode(
     middleware: rbac.middleware,
     adminGuiOrigins: settings.adminGuiOrigins,
     configBodyLimit: settings.adminMaxConfigBody,
+    adminHosts: settings.adminHosts,
     health: opts.health ?? null,
     extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.metrics ? [metricsExtension(opts.metrics.exposed)] : []), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
@@ -105,6 +108,7 @@ export async function startControlPlaneNode(
     onFailed: () => cpMetrics?.publicationFailed(),
   });
   await publisher.start();
+  await opts.beforeAdminListens?.();
   const admin = await startAdminServer(app, listenText(settings.adminListen));
   const status =
     opts.statusListener && settings.statusListen

@@ -115,6 +115,7 @@ export async function startDataPlanePrimary(
         holder,
         listen: settings.statusListen,
         counters: () => nodeCounters(pool),
+        proxyListening: () => pool.listening,
         details: () => ({ node_id: id, sync: sync.status() }),
         metrics: metricsSource,
       })

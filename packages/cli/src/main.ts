@@ -121,20 +121,8 @@ async function run(command: string): Promise<void> {
   // log rotation: the access log file is opened again on its next write
   process.on('SIGUSR1', () => dp?.reopenLog());
 
-  if (role !== 'data_plane') {
-    cp = await startControlPlaneNode(settings, bus, secret, log, {
-      statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
-      extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
-      health,
-      metrics,
-      statusListener: role === 'control_plane',
-    });
-    const exposure = adminExposureWarning(settings);
-    if (exposure) log.warn(exposure);
-    if (cp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: cp.status.host, port: cp.status.port })}\n`);
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
-  }
-  if (role !== 'control_plane') {
+  // resolves once every proxy listener (plain and TLS, every worker's) accepts connections
+  const startProxy = async () => {
     dp = await startDataPlaneNode(
       settings,
       bus,
@@ -147,10 +135,32 @@ async function run(command: string): Promise<void> {
       health,
       metrics,
     );
-    const workers = dp.workers ? ` (${settings.workers} workers)` : '';
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: dp.listening.host, port: dp.listening.port })}${workers}\n`);
-    if (dp.listening.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: dp.listening.tlsPort }).replace(/^http:/, 'https:')}\n`);
-    if (dp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: dp.status.port })}\n`);
+  };
+  if (role !== 'data_plane') {
+    cp = await startControlPlaneNode(settings, bus, secret, log, {
+      statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+      extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
+      health,
+      metrics,
+      statusListener: role === 'control_plane',
+      // with `start` the proxy takes the first snapshot and listens before the admin API opens: whoever sees the admin
+      // API can use the proxy
+      beforeAdminListens: role === 'all' ? startProxy : undefined,
+    });
+    const exposure = adminExposureWarning(settings);
+    if (exposure) log.warn(exposure);
+    if (cp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: cp.status.host, port: cp.status.port })}\n`);
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
+  } else {
+    await startProxy();
+  }
+  // the proxy's lines once everything listens (`startProxy` set it, which the compiler cannot follow)
+  const proxy = dp as DataPlaneNode | null;
+  if (proxy) {
+    const workers = proxy.workers ? ` (${settings.workers} workers)` : '';
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: proxy.listening.host, port: proxy.listening.port })}${workers}\n`);
+    if (proxy.listening.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: proxy.listening.tlsPort }).replace(/^http:/, 'https:')}\n`);
+    if (proxy.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: proxy.status.port })}\n`);
   }
   process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: ${settings.redisUrl ? 'snapshots over Redis' : 'in-process snapshot bus'}; Ctrl-C stops\n`);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { adminExposureWarning, checkClusterSecret, isLoopback } from './safe-defaults';
+import { isLoopback } from '@gatehouse/control-plane';
+import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
 
 describe('checkClusterSecret', () => {
   it('refuses secrets under 32 bytes, counting bytes, not characters', () => {

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isLoopback } from '@gatehouse/control-plane';
 import type { Listen, Settings } from './settings';
 
 /** HMAC-SHA256 wants a key of its output's size at least: shorter secrets are refused at start. */
@@ -13,15 +13,6 @@ export function checkClusterSecret(secret: string): void {
         'generate one with `openssl rand -hex 32` and give the same value to the control plane and every data plane',
     );
   }
-}
-
-/** Whether an address only accepts connections from this machine (127.0.0.0/8, ::1, localhost). */
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  if (h === 'localhost' || h === '::1') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (h.startsWith('::ffff:')) return isLoopback(h.slice(7));
-  return false;
 }
 
 /** The warning logged at every start when the admin API is reachable beyond loopback with RBAC off, else null. */

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseByteSize } from '@gatehouse/plugins';
-import { parseAdminGuiOrigins } from '@gatehouse/control-plane';
+import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
@@ -43,6 +43,8 @@ export interface Settings {
   keepaliveTimeout: number;
   /** origins whose browser pages may call the admin API (decision 14) */
   adminGuiOrigins: string[];
+  /** `Host` names the admin API answers besides loopback ones when it listens on loopback (decision 27) */
+  adminHosts: string[];
   /** Kong's `headers` setting: which headers the gateway adds to responses */
   headers: string;
   /** the proxy's access log: `stdout`, a file path, or null (off) */
@@ -83,6 +85,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_CLIENT_HEADER_TIMEOUT', default: '60s', meaning: "how long a proxy client may take to send its request headers (Kong's client_header_timeout): past it 408 and the connection closed (HTTP/2: GOAWAY); also bounds the TLS handshake and an HTTP/2 connection's wait for its first request. `ms`, `s`, `m`, `h` suffixes, a plain number is seconds" },
   { name: 'GATEHOUSE_KEEPALIVE_TIMEOUT', default: '60s', meaning: "how long an idle keep-alive proxy connection is kept, HTTP/1.1 and HTTP/2 (Kong's keepalive_timeout); same syntax" },
   { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
+  { name: 'GATEHOUSE_ADMIN_HOSTS', default: 'unset (none)', meaning: 'comma-separated host names (`name` or `name:port`) the admin API answers to besides `localhost` and loopback addresses when it listens on loopback; any other `Host` gets 421 (DNS rebinding)' },
   { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
   { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
@@ -153,6 +156,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     clientHeaderTimeout: parseDuration(env.GATEHOUSE_CLIENT_HEADER_TIMEOUT || '60s', 'GATEHOUSE_CLIENT_HEADER_TIMEOUT'),
     keepaliveTimeout: parseDuration(env.GATEHOUSE_KEEPALIVE_TIMEOUT || '60s', 'GATEHOUSE_KEEPALIVE_TIMEOUT'),
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
+    adminHosts: parseAdminHosts(env.GATEHOUSE_ADMIN_HOSTS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
     workers: parseWorkers(env.GATEHOUSE_WORKERS),

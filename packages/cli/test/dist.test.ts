@@ -42,7 +42,7 @@ beforeAll(async () => {
       // nothing may reach the gateway through a loader: it runs as plain JavaScript
       NODE_OPTIONS: '',
     },
-    // the proxy opens after the admin API (with the default GATEHOUSE_WORKERS, once its workers listen)
+    // the listening lines come once the proxy (every worker, with the default GATEHOUSE_WORKERS) and then the admin API listen
     readyPattern: /proxy listening on/,
     timeoutMs: 60_000,
   });

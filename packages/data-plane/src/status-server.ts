@@ -21,6 +21,11 @@ export interface StatusServerOptions {
   details?: () => Record<string, unknown>;
   /** the node's metrics registry, served at `GET /metrics` (404 there when absent) */
   metrics?: MetricsSource;
+  /**
+   * whether the proxy accepts connections (every listener; with workers, at least one worker); default: `proxy`'s
+   * plain and TLS servers listen. `/status/ready` is 503 while it says no.
+   */
+  proxyListening?: () => boolean;
 }
 
 export interface StatusServer {
@@ -39,10 +44,12 @@ function send(res: import('node:http').ServerResponse, status: number, body: unk
 
 /**
  * The data plane's status listener (Kong keeps it apart from the proxy): `GET /status` reports the configuration being
- * served, `GET /status/ready` is 503 until a configuration is loaded, `GET /metrics` is the node's metrics (Prometheus text).
+ * served, `GET /status/ready` is 503 until a configuration is loaded and while the proxy does not accept connections,
+ * `GET /metrics` is the node's metrics (Prometheus text).
  */
 export async function createStatusServer(options: StatusServerOptions): Promise<StatusServer> {
-  const { holder } = options;
+  const { holder, proxy } = options;
+  const proxyListening = options.proxyListening ?? (() => !proxy || (proxy.server.listening && (proxy.tlsServer?.listening ?? true)));
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { message: 'Method not allowed' });
@@ -73,9 +80,8 @@ export async function createStatusServer(options: StatusServerOptions): Promise<
       return;
     }
     if (path === '/status/ready') {
-      return holder.loaded
-        ? send(res, 200, { message: 'ready' })
-        : send(res, 503, { message: 'no configuration available (empty configuration present)' });
+      if (!holder.loaded) return send(res, 503, { message: 'no configuration available (empty configuration present)' });
+      return proxyListening() ? send(res, 200, { message: 'ready' }) : send(res, 503, { message: 'the proxy is not accepting connections' });
     }
     send(res, 404, { message: 'Not found' });
   });

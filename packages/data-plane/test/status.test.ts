@@ -45,6 +45,20 @@ describe('status listener', () => {
     expect(json.server).toHaveProperty('connections_active');
   });
 
+  it('is not ready while the proxy does not accept connections', async () => {
+    const proxy = await startDataPlane(null);
+    const own = await createStatusServer({ holder: proxy.holder, listen: '127.0.0.1:0', proxy: proxy.dp });
+    try {
+      proxy.load(makeSnapshot({}, 3));
+      expect((await send(own.port, '/status/ready')).status).toBe(200);
+      await proxy.close();
+      const closed = await send(own.port, '/status/ready');
+      expect([closed.status, closed.json]).toEqual([503, { message: 'the proxy is not accepting connections' }]);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('answers 404 elsewhere', async () => {
     expect((await send(status.port, '/other')).status).toBe(404);
   });

@@ -14,6 +14,7 @@ import { EntityService } from '../service/entity-service';
 import { registerDefaultKinds } from '../service/default-kinds';
 import { ConfigStore } from '../store/config-store';
 import { ADMIN_BODY_LIMIT, ADMIN_CONFIG_BODY_LIMIT, bodyReader } from './body';
+import { browserGuard, loopbackOnly } from './browser-guard';
 import type { AdminContext } from './context';
 import { cors } from './cors';
 import { errorResponder, notFound, type AdminLogger } from './errors';
@@ -45,6 +46,8 @@ export interface AdminAppDeps {
   configBodyLimit?: number;
   /** origins whose browser pages may call the admin API (GATEHOUSE_ADMIN_GUI_ORIGINS); default none */
   adminGuiOrigins?: string[];
+  /** `Host` names accepted besides loopback ones when the admin API listens on loopback (GATEHOUSE_ADMIN_HOSTS) */
+  adminHosts?: string[];
   /** run after body parsing and before any route (admin authentication, RBAC) */
   middleware?: RequestHandler[];
   /** modules that add entities or routes (keys, RBAC, …); they run after the core routes are mounted */
@@ -94,6 +97,8 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     counters.total_requests++;
     next();
   });
+  const adminListen = deps.adminListen ?? ['127.0.0.1:8001'];
+  app.use(browserGuard({ allowedOrigins: deps.adminGuiOrigins ?? [], adminHosts: deps.adminHosts, loopbackListener: loopbackOnly(adminListen) }));
   app.use(cors(resources, deps.adminGuiOrigins ?? []));
   app.use(bodyReader({ body: deps.bodyLimit ?? ADMIN_BODY_LIMIT, largeBody: deps.configBodyLimit ?? ADMIN_CONFIG_BODY_LIMIT }, isConfigUpload));
   for (const middleware of deps.middleware ?? []) app.use(middleware);
@@ -104,7 +109,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     nodeId: deps.nodeId ?? randomUUID(),
     hostname: deps.hostname,
     role: deps.role ?? 'traditional',
-    adminListen: deps.adminListen ?? ['127.0.0.1:8001'],
+    adminListen,
     proxyListen: deps.proxyListen ?? ['0.0.0.0:8000'],
     counters,
     statusExtras: deps.statusExtras,

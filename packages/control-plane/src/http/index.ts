@@ -4,4 +4,5 @@ export * from './resources';
 export * from './server';
 export * from './errors';
 export * from './cors';
+export * from './browser-guard';
 export * from './private-material';

@@ -2,17 +2,21 @@ import type { AdminContext } from '../http/context';
 import type { Keyring } from '../keys/keyring';
 import { BUNDLED_VAULTS, HttpError, kongEntitySchemaOf, vaults } from '@gatehouse/core';
 import { param } from '../http/context';
+import { mountCertificateBySni } from './certificate-by-sni';
 import { checkClientCertificate } from './certificate-references';
 import { caCertificateKind, certificateKind, sniKind, vaultKind } from './kinds';
 
 /**
  * Admin endpoints of the TLS entities, all generated: `/certificates`, `/snis`, `/certificates/{c}/snis[/{s}]`,
- * `/snis/{s}/certificate`, `/ca_certificates`, `/vaults`. Deleting a certificate removes its SNIs through the
- * foreign key's ON DELETE CASCADE, in the delete's transaction; one a service or an upstream uses is refused.
+ * `/snis/{s}/certificate`, `/ca_certificates`, `/vaults`; a certificate is also named by one of its SNIs. Deleting a
+ * certificate removes its SNIs through the foreign key's ON DELETE CASCADE, in the delete's transaction; one a
+ * service or an upstream uses is refused.
  */
 export function mountTlsRoutes(ctx: AdminContext, keyring: Keyring): void {
   checkClientCertificate(ctx.entities.kind('services'));
   checkClientCertificate(ctx.entities.kind('upstreams'));
+  // before the generated routes: `/certificates/{sni name}` becomes `/certificates/{id}`
+  mountCertificateBySni(ctx);
   ctx.mountEntity(ctx.entities.register(certificateKind(keyring, ctx.store)));
   ctx.mountEntity(ctx.entities.register(sniKind));
   ctx.mountEntity(ctx.entities.register(caCertificateKind));

@@ -4,7 +4,8 @@ import { defineEntity } from './definition';
 import { baseFieldsWithUpdate, tags } from './fields';
 import { isHostname, parseHostPort } from './hosts';
 
-export const BALANCER_ALGORITHMS = ['round-robin', 'consistent-hashing', 'least-connections', 'latency'] as const;
+/** Kong's order (its `one_of`), which its validation message lists. */
+export const BALANCER_ALGORITHMS = ['consistent-hashing', 'least-connections', 'round-robin', 'latency'] as const;
 export const HASH_ON = ['none', 'consumer', 'ip', 'header', 'cookie', 'path', 'query_arg', 'uri_capture'] as const;
 export const ACTIVE_CHECK_TYPES = ['tcp', 'http', 'https', 'grpc', 'grpcs'] as const;
 export const PASSIVE_CHECK_TYPES = ['tcp', 'http', 'https', 'grpc', 'grpcs'] as const;

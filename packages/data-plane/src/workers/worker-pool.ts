@@ -88,6 +88,11 @@ export class WorkerPool {
     await Promise.all(Array.from({ length: this.options.size }, () => this.fork()));
   }
 
+  /** whether a worker listens, so the shared proxy ports accept connections */
+  get listening(): boolean {
+    return [...this.members.values()].some((m) => m.listening);
+  }
+
   /** pids of the workers alive now */
   get pids(): number[] {
     return [...this.members.values()].map((m) => m.worker.process.pid!).filter((pid) => pid !== undefined);
