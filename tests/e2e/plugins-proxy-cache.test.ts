@@ -226,7 +226,7 @@ describe.each(TOPOLOGIES)('proxy-cache (%s)', (name) => {
     const storedBy = (key: string | null) => (strategy === 'redis' ? stored(key) : Promise.resolve());
 
     it('a response fetched with Authorization or Cookie and no consumer is never served to anyone else', async () => {
-      for (const [i, credentials] of [{ authorization: 'Bearer alice-token' }, { cookie: 'session=alice' }].entries()) {
+      for (const [i, credentials] of ([{ authorization: 'Bearer alice-token' }, { cookie: 'session=alice' }] as Array<Record<string, string>>).entries()) {
         const path = `/private-${i}`;
         const first = await proxied(at(path), { headers: credentials });
         expect([first.status, status(first)]).toEqual([200, 'Bypass']);
