@@ -208,7 +208,8 @@ describe.each(TOPOLOGIES)('no secret in clear outside the database (%s)', (name)
     await waitUntil('the refusal to be logged', () => /signature does not match/.test(dp.process.output()), 30_000);
     expect((await proxied(`${dp.proxyUrl}/keyed`, { headers: { apikey: apiKey } })).status).toBe(200);
     await topology.converge(30_000);
-  }, 120_000);
+    // two restarts of a whole node (in embedded mode, with its database)
+  }, 300_000);
 
   if (name === 'cluster') {
     it('a snapshot in Redis sealed under another secret, or signed with one, is refused: the data planes keep serving', async () => {
