@@ -29,7 +29,8 @@ export function parseAdminGuiOrigins(value: string | undefined): string[] {
  * `Origin` is listed gets it echoed with credentials allowed; any other origin, `null` included, gets no
  * `Access-Control-Allow-*` header at all, so a page elsewhere can neither read answers nor pass a preflight.
  * Preflights (OPTIONS) are answered here with 204 and `Allow` before authentication, since browsers send them
- * without credentials; only listed origins get the CORS headers on them.
+ * without credentials; only listed origins get the CORS headers on them. Requests from other origins never get here:
+ * `browserGuard` (decision 27) answers them 403 first.
  */
 export function cors(resources: ResourceRegistry, allowedOrigins: readonly string[] = []): RequestHandler {
   const allowed = new Set(allowedOrigins.map((o) => normalizeOrigin(o)).filter((o): o is string => o !== null));
