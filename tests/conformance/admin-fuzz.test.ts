@@ -433,7 +433,7 @@ function docJson(rng: Rng, families: DocFamily[]): string {
 /** YAML-only shapes: block style, anchors, aliases and merge keys, built-in names as keys */
 function docYaml(rng: Rng, families: DocFamily[]): string {
   const family = rng.pick(families);
-  const key = hostileKey(rng, family.fields).replace(/[\u0000\n]/g, '');
+  const key = hostileKey(rng, family.fields).split('\u0000').join('');
   const value = rng.pick(['x', '1', 'true', '~', '[]', '{}', '"q"', `${'['.repeat(30)}1${']'.repeat(30)}`, '*base']);
   const lines = ['_format_version: "3.0"', 'base: &base {name: anchored}'];
   lines.push(`${family.name}:`, `- <<: *base`, `  ${JSON.stringify(key)}: ${value}`);
