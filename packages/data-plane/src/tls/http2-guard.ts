@@ -30,7 +30,16 @@ interface SessionState {
   idleSince: number;
   /** a complete request came in */
   served: boolean;
+  /** sent GOAWAY for resetting too much; cut once the client had time to read it */
+  rejected: boolean;
 }
+
+/**
+ * How long a connection sent GOAWAY for its resets is kept before it is cut: time for the client to read the GOAWAY
+ * (cut at once, a client still writing would get a TCP reset in its place). Streams it opens meanwhile are ignored by
+ * nghttp2 (their ids are past the GOAWAY's last stream).
+ */
+const REJECT_GRACE_MS = 1_000;
 
 const STATE = Symbol('gatehouse.http2State');
 
@@ -56,7 +65,7 @@ export class Http2Guard {
   }
 
   adopt(session: ServerHttp2Session): void {
-    const state: SessionState = { session, open: 0, excessResets: 0, idleSince: Date.now(), served: false };
+    const state: SessionState = { session, open: 0, excessResets: 0, idleSince: Date.now(), served: false, rejected: false };
     this.sessions.add(state);
     session.once('close', () => this.sessions.delete(state));
     session.on('stream', (stream: GuardedStream) => {
@@ -77,9 +86,12 @@ export class Http2Guard {
       if (state.excessResets > 0) state.excessResets--;
       return;
     }
-    if (++state.excessResets <= this.limits.resetAllowance || state.session.destroyed) return;
+    if (++state.excessResets <= this.limits.resetAllowance || state.rejected || state.session.destroyed) return;
+    state.rejected = true;
     this.sessions.delete(state);
-    state.session.destroy(new Error('HTTP/2 streams reset faster than they complete'), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    const session = state.session;
+    session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    setTimeout(() => session.destroy(new Error('HTTP/2 streams reset faster than they complete'), constants.NGHTTP2_ENHANCE_YOUR_CALM), REJECT_GRACE_MS).unref();
   }
 
   private sweep(): void {
