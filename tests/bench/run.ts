@@ -49,10 +49,12 @@ const targets: Target[] = [
 
 async function main(): Promise<void> {
   console.log(`gatehouse bench: ${seconds}s per target, ${connections} connections, node ${process.version}\n`);
-  const upstream = await startScript(here('servers/upstream.ts'));
-  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
   const rows: LoadResult[] = [];
-  try {
+  // the proxy targets share one upstream; a run that selects none of them does not start it
+  const proxyRun = !only || only.includes('direct') || targets.some((t) => only.some((o) => t.name.includes(o)));
+  const upstream = proxyRun ? await startScript(here('servers/upstream.ts')) : null;
+  const upstreamUrl = `http://127.0.0.1:${upstream?.port}`;
+  if (upstream) try {
     if (!only || only.includes('direct')) rows.push(await load('(a) upstream directly', `${upstreamUrl}/bench`, { connections, seconds }));
     for (const t of targets) {
       if (only && !only.some((o) => t.name.includes(o))) continue;
