@@ -94,7 +94,7 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
           rename: { json: ['url:address'] },
           replace: { headers: ['content-type:application/json; charset=utf-8'], json: ['method:REPLACED', 'absent:never'] },
           add: { headers: ['x-added:yes'], json: ['added:true', 'count:3', 'method:not-added'], json_types: ['boolean', 'number', 'string'] },
-          append: { headers: ['x-added:again'], json: ['path:/more'] },
+          append: { headers: ['x-added:again'], json: ['path:/more', 'missing:one'] },
         },
       },
     ]);
@@ -360,6 +360,12 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
       expect(body.count).toBe(3);
       expect(body.path).toEqual(['/p', '/more']);
       expect(body.query).toEqual({ k: 'v' });
+    });
+
+    it('append: new key:value if key does not exists (a one-element array)', async () => {
+      const res = await proxied(url('/resp/p'));
+      expect(res.status).toBe(200);
+      expect(res.body.missing).toEqual(['one']);
     });
 
     it('header operations alone leave the body streaming as the upstream sent it', async () => {
