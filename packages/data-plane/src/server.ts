@@ -196,6 +196,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
+    if (match.pattern !== undefined) ex.pathPattern = match.pattern;
     ex.bodyLimit = bodyLimit;
     ex.trace = trace;
     return ex;

@@ -40,6 +40,10 @@ export interface PluginRequest {
    * X-Forwarded-* headers may be believed (oauth2's `accept_http_if_already_terminated`); absent means not trusted
    */
   readonly fromTrustedProxy?: boolean;
+  /** the port of the listener the request came in on (Kong's `kong.request.get_port()`), when the caller knows it */
+  readonly serverPort?: number;
+  /** the groups the route's regex path captured (Kong's `kong.request.get_uri_captures()`), when the caller knows them */
+  readonly uriCaptures?: { readonly unnamed: ReadonlyArray<string | null>; readonly named: Readonly<Record<string, string>> };
   /** buffers the request body once and returns it; later reads get the same bytes */
   readBody(): Promise<Buffer>;
 }

@@ -53,6 +53,8 @@ export interface RouteMatch {
   route: CompiledRoute;
   /** the matched prefix, or the text a regex path matched; '' when the route has no paths */
   matched: string;
+  /** the regex path that matched (its groups are Kong's `uri_captures`); absent for prefix paths */
+  pattern?: LinearRegex;
 }
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -208,7 +210,7 @@ export class Router {
       if (entry.regex !== null) {
         const matched = entry.regex.exec(path);
         if (matched === null) continue;
-        return { route: entry.route, matched };
+        return { route: entry.route, matched, pattern: entry.regex };
       }
       return { route: entry.route, matched: '' };
     }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Consumer, Route, Service } from '@gatehouse/core';
+import type { Consumer, LinearRegex, RegexCaptures, Route, Service } from '@gatehouse/core';
 import {
   BodyTooLargeError,
   DEFAULT_MAX_BUFFERED_BODY,
@@ -60,6 +60,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   pluginId: string | undefined = undefined;
   /** the connection came from one of the data plane's trusted proxies */
   fromTrustedProxy = false;
+  /** the route's regex path that matched this request, if it was one */
+  pathPattern: LinearRegex | null = null;
   /** the most the gateway buffers of this request's body (GATEHOUSE_MAX_BUFFERED_BODY) */
   bodyLimit = DEFAULT_MAX_BUFFERED_BODY;
 
@@ -135,6 +137,15 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   get rawHeaders(): readonly string[] {
     return this.incoming.rawHeaders;
+  }
+
+  /** the port of the listener the request came in on (Kong's `server_port`) */
+  get serverPort(): number {
+    return this.incoming.socket.localPort ?? 0;
+  }
+
+  get uriCaptures(): RegexCaptures {
+    return this.pathPattern?.captures(this.path) ?? { unnamed: [], named: {} };
   }
 
   get query(): URLSearchParams {
