@@ -125,6 +125,8 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
     await protectedRoute('acl-allow', [['key-auth', {}], ['acl', { 'config.allow': 'gold' }]]);
     await protectedRoute('acl-deny', [['key-auth', {}], ['acl', { 'config.deny': 'gold' }]]);
     await protectedRoute('acl-anon', [['key-auth', { 'config.anonymous': ids.guest! }], ['acl', { 'config.allow': ['guests', 'gold'] }]]);
+    // Kong's deny-everyone-anonymous: an anonymous consumer without groups and a deny list
+    await protectedRoute('acl-deny-anon', [['key-auth', { 'config.anonymous': ids['anon-key']! }], ['acl', { 'config.deny': 'everyone' }]]);
 
     // three authentication plugins: jwt (priority 1450) + key-auth (1250) + basic-auth (1100), each credential on
     // another consumer, so the consumer upstream tells which plugin decided
@@ -303,6 +305,13 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
       expect((await everywhere('/acl-anon', { headers: { apikey: 'gold-key' } })).status).toBe(200);
       const silver = await everywhere('/acl-anon', { headers: { apikey: 'silver-key' } });
       expect(silver.status).toBe(403);
+    });
+
+    it('returns 200 with deny groups: a consumer without groups passes with an empty x-consumer-groups', async () => {
+      const res = await everywhere('/acl-deny-anon', { headers: { 'x-consumer-groups': 'forged' } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers['x-consumer-id']).toBe(ids['anon-key']);
+      expect(res.body.headers['x-consumer-groups']).toBe('');
     });
 
     it('removing a group through /consumers/{c}/acls/{group} takes the access away on every data plane', async () => {
