@@ -54,7 +54,10 @@ export interface UpstreamChanges {
   /** sets a header for the upstream sent once per value (request-transformer's `append`) */
   setHeaderValues?(name: string, values: readonly string[]): void;
   removeHeader(name: string): void;
-  /** removes one query argument by exact name, keeping the others in order */
+  /**
+   * removes one query argument by exact name, keeping the others in order; as Kong's `clear_query_arg`, the forwarded
+   * query string is then the remaining arguments serialised again (form-urlencoded), not the client's bytes
+   */
   removeQueryArg(name: string): void;
   /** replaces the forwarded body (e.g. hide_credentials with key_in_body) */
   setBody(body: Buffer, contentType?: string): void;
@@ -65,7 +68,7 @@ export interface UpstreamChanges {
   forwardedHeader?(name: string): string | readonly string[] | undefined;
   /**
    * the query string as it will be forwarded, as an editable list: changes to it are what goes upstream. Created on
-   * first use from the client's query minus the arguments plugins removed.
+   * first use from the client's query.
    */
   forwardedQuery?(): URLSearchParams;
   /** changes the method sent upstream (request-transformer's `http_method`) */

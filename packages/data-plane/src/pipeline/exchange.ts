@@ -68,7 +68,6 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
   setHeaders: Map<string, string | readonly string[]> | null = null;
-  removedQueryArgs: string[] | null = null;
   /** the forwarded query once a plugin asked to edit it; it then replaces the client's */
   editedQuery: URLSearchParams | null = null;
   /** method and path for the upstream when a plugin changed them */
@@ -196,7 +195,7 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   }
 
   forwardedQuery(): URLSearchParams {
-    return (this.editedQuery ??= new URLSearchParams(this.upstreamQuery()));
+    return (this.editedQuery ??= new URLSearchParams(this.rawQuery));
   }
 
   setHeader(name: string, value: string | readonly string[]): void {
@@ -215,9 +214,12 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     (this.removedHeaders ??= new Set()).add(lower);
   }
 
+  /**
+   * Kong's `clear_query_arg`: the query string is parsed and serialised again without `name` (WHATWG
+   * form-urlencoding, order kept), whether or not it held `name`.
+   */
   removeQueryArg(name: string): void {
-    if (this.editedQuery !== null) this.editedQuery.delete(name);
-    else (this.removedQueryArgs ??= []).push(name);
+    this.forwardedQuery().delete(name);
   }
 
   setBody(body: Buffer, contentType?: string): void {
@@ -226,24 +228,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     if (contentType !== undefined) this.bodyContentType = contentType;
   }
 
-  /** The query string forwarded upstream: the client's, minus the arguments plugins removed, order kept. */
+  /** The query string forwarded upstream: the client's as sent, unless a plugin edited it. */
   upstreamQuery(): string {
-    if (this.editedQuery !== null) return this.editedQuery.toString();
-    const removed = this.removedQueryArgs;
-    if (removed === null || this.rawQuery === '') return this.rawQuery;
-    return this.rawQuery
-      .split('&')
-      .filter((pair) => {
-        const eq = pair.indexOf('=');
-        const rawName = eq < 0 ? pair : pair.slice(0, eq);
-        let name: string;
-        try {
-          name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-        } catch {
-          name = rawName;
-        }
-        return !removed.includes(name);
-      })
-      .join('&');
+    return this.editedQuery !== null ? this.editedQuery.toString() : this.rawQuery;
   }
 }
