@@ -1,6 +1,6 @@
 // jwt, hmac-auth, ldap-auth (against a real slapd) and acl through the real admin API and proxy, in both topologies,
 // and the interface document's multi-plugin rules with three plugins at once (jwt + key-auth + basic-auth).
-import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
 import { startEchoUpstream, startLdapServer, type EchoUpstream, type LdapServerHandle } from '@gatehouse/testkit';
@@ -42,6 +42,16 @@ function outcomeOf(res: Awaited<ReturnType<typeof proxied>>): unknown {
   const groups = echoed['x-consumer-groups']?.split(', ').sort() ?? null;
   return { status: res.status, path: res.body.path, identity: identity.map((h) => echoed[h] ?? null), groups };
 }
+
+/** An EdDSA JWT (RFC 8037) signed with node:crypto, which has Ed448 (jose does not). */
+function eddsa(claims: Record<string, unknown>, privateKey: KeyObject): string {
+  const signed = `${b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
+  return `${signed}.${b64url(cryptoSign(null, Buffer.from(signed), privateKey))}`;
+}
+
+const ED25519 = generateKeyPairSync('ed25519');
+const ED448 = generateKeyPairSync('ed448');
+const spkiPem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
 
 let ldap: LdapServerHandle;
 let rsaPrivate: KeyObject;
@@ -90,7 +100,7 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
     topology = await startTopology(name);
     admin = adminClient(topology.adminUrl);
 
-    const consumers = ['jwt-user', 'rsa-user', 'generated-user', 'hmac-user', 'gold-member', 'silver-member', 'guest', 'alice', 'bob', 'anon-jwt', 'anon-key', 'anon-basic'];
+    const consumers = ['jwt-user', 'rsa-user', 'ed25519-user', 'ed448-user', 'generated-user', 'hmac-user', 'gold-member', 'silver-member', 'guest', 'alice', 'bob', 'anon-jwt', 'anon-key', 'anon-basic'];
     for (const username of consumers) ids[username] = (await created('/consumers/', { username })).id;
 
     // jwt: an HS256 credential with a given secret, an RS256 one with a public key, one with everything generated
@@ -98,6 +108,8 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
     expect(hs).toMatchObject({ key: 'hs-key', secret: HS_SECRET, algorithm: 'HS256', consumer: { id: ids['jwt-user'] } });
     const rs = await created('/consumers/rsa-user/jwt', { key: 'rsa-key', algorithm: 'RS256', rsa_public_key: rsaPublicPem });
     expect(rs).toMatchObject({ key: 'rsa-key', algorithm: 'RS256', rsa_public_key: rsaPublicPem });
+    await created('/consumers/ed25519-user/jwt', { key: 'ed25519-key', algorithm: 'EdDSA', rsa_public_key: spkiPem(ED25519.publicKey) });
+    await created('/consumers/ed448-user/jwt', { key: 'ed448-key', algorithm: 'EdDSA', rsa_public_key: spkiPem(ED448.publicKey) });
     generatedJwt = await created('/consumers/generated-user/jwt', {});
     expect(generatedJwt.key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(generatedJwt.secret).toMatch(/^[A-Za-z0-9]{32}$/);
@@ -173,6 +185,27 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
       expect(gen.status).toBe(200);
       expect(gen.body.headers['x-consumer-id']).toBe(ids['generated-user']);
       expect(gen.body.headers['x-credential-identifier']).toBe(generatedJwt.key);
+    });
+
+    it('verifies JWT with Ed25519 key', async () => {
+      const authorization = `Bearer ${eddsa({ iss: 'ed25519-key', exp: nowSeconds() + 300 }, ED25519.privateKey)}`;
+      const res = await everywhere('/jwt/request', { headers: { authorization } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers.authorization).toBe(authorization);
+      expect(res.body.headers['x-credential-identifier']).toBe('ed25519-key');
+      expect(res.body.headers['x-consumer-id']).toBe(ids['ed25519-user']);
+    });
+
+    it('verifies JWT with Ed448 key', async () => {
+      const authorization = `Bearer ${eddsa({ iss: 'ed448-key', exp: nowSeconds() + 300 }, ED448.privateKey)}`;
+      const res = await everywhere('/jwt/request', { headers: { authorization } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers.authorization).toBe(authorization);
+      expect(res.body.headers['x-credential-identifier']).toBe('ed448-key');
+      expect(res.body.headers['x-consumer-id']).toBe(ids['ed448-user']);
+      const forged = await everywhere('/jwt/request', { headers: { authorization: `Bearer ${eddsa({ iss: 'ed448-key', exp: nowSeconds() + 300 }, generateKeyPairSync('ed448').privateKey)}` } });
+      expect(forged.status).toBe(401);
+      expect(forged.body).toEqual({ message: 'Invalid signature' });
     });
 
     it('an expired token is 401 {"exp":"token expired"}; a token without exp is {"exp":"must be a number"}', async () => {
