@@ -3,7 +3,7 @@
 import { createHmac, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
-import { startEchoUpstream, startLdapServer, type EchoUpstream, type LdapServerHandle } from '@gatehouse/testkit';
+import { rawRequest, startEchoUpstream, startLdapServer, type EchoUpstream, type LdapServerHandle } from '@gatehouse/testkit';
 import { basicAuth } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -235,6 +235,34 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
   });
 
   describe('hmac-auth', () => {
+    /** Kong's spec signature: date, content-md5 and one more line (the request line or the request target) */
+    const kongSigned = (date: string, lastName: string, lastLine: string) => {
+      const signature = createHmac('sha1', HMAC_SECRET).update(`date: ${date}\ncontent-md5: md5\n${lastLine}`).digest('base64');
+      return `hmac username="hmac-login",  algorithm="hmac-sha1", headers="date content-md5 ${lastName}", signature="${signature}"`;
+    };
+
+    it('should pass with GET with @request-target', async () => {
+      const date = new Date().toUTCString();
+      const authorization = kongSigned(date, '@request-target', '@request-target: get /hmac/request?x=1');
+      const res = await everywhere('/hmac/request?x=1', { headers: { date, 'content-md5': 'md5', authorization } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers['x-credential-identifier']).toBe('hmac-login');
+    });
+
+    it('should encode http-1 requests as http/1.0', async () => {
+      const date = new Date().toUTCString();
+      const authorization = kongSigned(date, 'request-line', 'GET /hmac/request HTTP/1.0');
+      for (const dp of topology.dataPlanes) {
+        const head = `GET /hmac/request HTTP/1.0\r\nhost: hmacauth.test\r\ndate: ${date}\r\ncontent-md5: md5\r\nauthorization: ${authorization}`;
+        const res = await rawRequest(Number(new URL(dp.proxyUrl).port), { head });
+        expect(res.status).toBe(200);
+        // the same request signed as HTTP/1.1 is not what was sent
+        const wrong = kongSigned(date, 'request-line', 'GET /hmac/request HTTP/1.1');
+        const refused = await rawRequest(Number(new URL(dp.proxyUrl).port), { head: head.replace(authorization, wrong) });
+        expect(refused.status).toBe(401);
+      }
+    });
+
     it('a request signed over date and the request line passes on every data plane', async () => {
       for (const dp of topology.dataPlanes) {
         // the request line is signed as the client sent it, percent-encoding included

@@ -40,6 +40,8 @@ export interface PluginRequest {
    * X-Forwarded-* headers may be believed (oauth2's `accept_http_if_already_terminated`); absent means not trusted
    */
   readonly fromTrustedProxy?: boolean;
+  /** the client's HTTP version as `major.minor` (`1.0`, `1.1`, `2.0`), when the caller knows it */
+  readonly httpVersion?: string;
   /** the port of the listener the request came in on (Kong's `kong.request.get_port()`), when the caller knows it */
   readonly serverPort?: number;
   /** the groups the route's regex path captured (Kong's `kong.request.get_uri_captures()`), when the caller knows them */

@@ -138,6 +138,11 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     return this.incoming.rawHeaders;
   }
 
+  /** `1.0`, `1.1` or `2.0` */
+  get httpVersion(): string {
+    return this.incoming.httpVersion;
+  }
+
   /** the port of the listener the request came in on (Kong's `server_port`) */
   get serverPort(): number {
     return this.incoming.socket.localPort ?? 0;
