@@ -28,6 +28,7 @@ import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-for
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
+import { countRequest } from './proxy/connection-count';
 import { closeTlsListener, createTlsListener } from './tls/https-listener';
 import type { PemPair } from './tls/default-certificate';
 
@@ -279,8 +280,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     sendPluginResponse(res, response);
   }
 
-  /** the gateway's own answer after a failure: stamped like any response it makes */
-  function unexpected(res: ServerResponse, trace: ExchangeTrace): void {
+  /** the gateway's own answer after a failure: stamped like any response it makes, with the plugins' headers */
+  function unexpected(res: ServerResponse, trace: ExchangeTrace, ex: Exchange | null = null): void {
+    if (ex !== null && !res.headersSent) applyResponseHeaders(res, ex);
     stampGatewayResponse(res, trace);
     sendFixed(res, ProxyErrors.unexpected);
   }
@@ -288,6 +290,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   function handle(req: IncomingMessage, res: ServerResponse, scheme: string): void {
     stats.total_requests++;
     const trace = new ExchangeTrace(req, gatewayHeaders);
+    const connectionCount = countRequest(req.socket);
     try {
       const admitted = admit(req, scheme, trace);
       if (!(admitted instanceof Exchange)) {
@@ -296,6 +299,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
         return sendFixed(res, admitted);
       }
       observer.watch(trace, res, admitted, admitted.path, admitted.rawQuery);
+      admitted.connectionCount = connectionCount;
       const chain = admitted.compiledRoute.chain;
       if (chain.length === 0) return forward(req, res, admitted);
       const outcome = runChain(admitted, chain, admitted.config.consumers, log);
@@ -308,12 +312,12 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
             else answer(res, admitted, settled);
           } catch (err) {
             failed('request failed', err, trace);
-            unexpected(res, trace);
+            unexpected(res, trace, admitted);
           }
         },
         (err: unknown) => {
           failed('request failed', err, trace);
-          unexpected(res, trace);
+          unexpected(res, trace, admitted);
         },
       );
     } catch (err) {

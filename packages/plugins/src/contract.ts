@@ -42,12 +42,26 @@ export interface PluginRequest {
   readonly fromTrustedProxy?: boolean;
   /** the client's HTTP version as `major.minor` (`1.0`, `1.1`, `2.0`), when the caller knows it */
   readonly httpVersion?: string;
+  /**
+   * the client connection as nginx describes it (`$server_addr`, `$server_port`, `$connection`,
+   * `$connection_requests`), when the caller knows it
+   */
+  readonly connection?: RequestConnection;
   /** the port of the listener the request came in on (Kong's `kong.request.get_port()`), when the caller knows it */
   readonly serverPort?: number;
   /** the groups the route's regex path captured (Kong's `kong.request.get_uri_captures()`), when the caller knows them */
   readonly uriCaptures?: { readonly unnamed: ReadonlyArray<string | null>; readonly named: Readonly<Record<string, string>> };
   /** buffers the request body once and returns it; later reads get the same bytes */
   readBody(): Promise<Buffer>;
+}
+
+export interface RequestConnection {
+  /** the gateway's own address and port on this connection */
+  localAddress: string;
+  localPort: number;
+  /** the connection's serial number in this process, and the requests it carried so far, this one included */
+  serial: number;
+  requests: number;
 }
 
 /** Changes to what goes upstream. */
@@ -148,6 +162,11 @@ export interface PluginContext<Index = unknown> {
   /** headers for the response the client gets, whoever produces it (absent where there is no client response) */
   readonly response?: ResponseChanges;
   /**
+   * top-level values added to this request's log entries (Kong's `kong.log.set_serialize_value`), e.g. correlation-id's
+   * `correlation_id`; absent where there is no proxied request
+   */
+  readonly logValues?: Map<string, unknown>;
+  /**
    * per-request values a plugin keeps between its hooks (e.g. proxy-cache's key from `access` to `response`), by the
    * plugin's own key; absent where there is no proxied request
    */
@@ -241,6 +260,8 @@ export interface ExchangeSummary {
   upstreamTarget: { host: string; port: number } | null;
   /** the client got the whole response (false: the connection closed first) */
   completed: boolean;
+  /** values plugins added for the log entries (`PluginContext.logValues`); absent or null when none */
+  logValues?: ReadonlyMap<string, unknown> | null;
 }
 
 /** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */

@@ -7,12 +7,14 @@ import {
   readLimitedBody,
   type CredentialRef,
   type PluginRequest,
+  type RequestConnection,
   type PluginRuntime,
   type ResponseChanges,
   type UpstreamChanges,
 } from '@gatehouse/plugins';
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
 import type { ExchangeTrace } from '../observe/exchange-trace';
+import type { ConnectionCount } from '../proxy/connection-count';
 import type { ChainState, ResponseStep } from './run-chain';
 
 /**
@@ -78,6 +80,10 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   /** plugin configurations with a response hook that ran on this request, in order */
   responseSteps: ResponseStep[] | null = null;
   private localValues: Map<string, unknown> | null = null;
+  /** values plugins added to the log entries; null while none */
+  logValueMap: Map<string, unknown> | null = null;
+  /** this request's connection numbers (correlation-id's tracker); null when the caller keeps none */
+  connectionCount: ConnectionCount | null = null;
   /** the body as read by a plugin, or as a plugin replaced it; null = stream the client's body */
   body: Buffer | null = null;
   bodyReplaced = false;
@@ -132,6 +138,18 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
 
   get locals(): Map<string, unknown> {
     return (this.localValues ??= new Map());
+  }
+
+  get logValues(): Map<string, unknown> {
+    return (this.logValueMap ??= new Map());
+  }
+
+  get connection(): RequestConnection | undefined {
+    const count = this.connectionCount;
+    if (count === null) return undefined;
+    const socket = this.incoming.socket;
+    const address = socket.localAddress ?? '';
+    return { localAddress: address.startsWith('::ffff:') ? address.slice(7) : address, localPort: socket.localPort ?? 0, serial: count.serial, requests: count.requests };
   }
 
   get rawHeaders(): readonly string[] {

@@ -89,6 +89,7 @@ export class HttpProxyForwarder implements Forwarder {
         failed = true;
         observer.onFailure(err, false);
       }
+      if (!res.headersSent && upstream.responseHeaders !== null) for (const [name, value] of upstream.responseHeaders) res.setHeader(name, value);
       stampGatewayResponse(res, upstream.trace);
       sendFixed(res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
     });

@@ -207,6 +207,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     }
     if (this.res.headersSent) this.res.destroy(err);
     else {
+      // the plugins' headers (correlation-id's echo) go on the gateway's own answer too
+      if (this.extraHeaders !== null) for (const [name, value] of this.extraHeaders) this.res.setHeader(name, value);
       stampGatewayResponse(this.res, this.trace);
       sendFixed(this.res, isTimeout(err) ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
     }
