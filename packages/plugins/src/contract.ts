@@ -66,6 +66,7 @@ export interface RequestConnection {
 
 /** Changes to what goes upstream. */
 export interface UpstreamChanges {
+  /** sets a header for the upstream, replacing the client's of that name (any case); it goes upstream spelled as given */
   setHeader(name: string, value: string): void;
   /** sets a header for the upstream sent once per value (request-transformer's `append`) */
   setHeaderValues?(name: string, values: readonly string[]): void;

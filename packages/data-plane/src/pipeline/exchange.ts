@@ -70,6 +70,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
   setHeaders: Map<string, string | readonly string[]> | null = null;
+  /** for set headers whose name a plugin spelled with capitals: lower-case name → that spelling */
+  setHeaderNames: Map<string, string> | null = null;
   /** the forwarded query once a plugin asked to edit it; it then replaces the client's */
   editedQuery: URLSearchParams | null = null;
   /** method and path for the upstream when a plugin changed them */
@@ -225,6 +227,9 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     const lower = name.toLowerCase();
     this.removedHeaders?.delete(lower);
     (this.setHeaders ??= new Map()).set(lower, value);
+    // sent upstream as the plugin spelled it (Kong keeps a configured header name's case)
+    if (name !== lower) (this.setHeaderNames ??= new Map()).set(lower, name);
+    else this.setHeaderNames?.delete(lower);
   }
 
   setHeaderValues(name: string, values: readonly string[]): void {
@@ -234,6 +239,7 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   removeHeader(name: string): void {
     const lower = name.toLowerCase();
     this.setHeaders?.delete(lower);
+    this.setHeaderNames?.delete(lower);
     (this.removedHeaders ??= new Set()).add(lower);
   }
 
