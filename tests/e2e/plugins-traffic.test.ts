@@ -325,6 +325,16 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
       });
     });
 
+    it('multipart body: rename, remove, replace and add as Kong does (append does not apply to multipart)', async () => {
+      const boundary = 'gatehouse-e2e-boundary';
+      const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+      const body = `${part('secret', 's')}${part('old', 'o')}${part('rep', 'r')}${part('list', 'l')}--${boundary}--\r\n`;
+      const res = await proxied(url('/rt/m'), { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+      expect(res.status).toBe(200);
+      expect(res.body.body).toBe(`${part('list', 'l')}${part('new', 'o')}${part('rep', 'R')}${part('added', 'A')}--${boundary}--\r\n`);
+      expect(res.body.headers['content-length']).toBe(String(Buffer.byteLength(res.body.body)));
+    });
+
     it('other bodies stream through untouched', async () => {
       const res = await proxied(url('/rt/t'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'secret=s' });
       expect(res.body.body).toBe('secret=s');

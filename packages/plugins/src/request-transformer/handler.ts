@@ -2,6 +2,7 @@ import type { PluginContext, PluginResponse } from '../contract';
 import { appendToJson, appendToList, asList, isJsonObject, isJsonType, jsonFields, paramFields } from '../shared/fields';
 import { perConfig } from '../shared/per-config';
 import { applyPlan, planOf, type Fields, type TransformPlan } from '../shared/transform-ops';
+import { transformMultipart } from './multipart-body';
 import type { RequestTransformerConfig } from './schema';
 
 interface RequestPlans {
@@ -76,7 +77,7 @@ function contentTypeOf(ctx: PluginContext): string | undefined {
   return typeof value === 'string' ? value : value?.[0];
 }
 
-/** Form and JSON bodies are rewritten (read whole, within the buffered-body limit); other bodies pass unchanged. */
+/** Form, multipart and JSON bodies are rewritten (read whole, within the buffered-body limit); others pass unchanged. */
 async function transformBody(ctx: PluginContext, plan: TransformPlan): Promise<void> {
   const contentType = contentTypeOf(ctx);
   if (contentType === undefined) return;
@@ -85,6 +86,11 @@ async function transformBody(ctx: PluginContext, plan: TransformPlan): Promise<v
     const form = new URLSearchParams((await ctx.req.readBody()).toString('utf8'));
     applyPlan(plan, paramFields(form), asList, appendToList);
     ctx.upstream.setBody(Buffer.from(form.toString()));
+    return;
+  }
+  if (type === 'multipart/form-data') {
+    const rewritten = transformMultipart(await ctx.req.readBody(), contentType, plan);
+    if (rewritten !== null) ctx.upstream.setBody(rewritten);
     return;
   }
   if (!isJsonType(contentType)) return;
