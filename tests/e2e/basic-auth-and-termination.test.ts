@@ -1,7 +1,7 @@
 // basic-auth (credentials, bcrypt storage, success and failure answers) and request-termination (every config field,
 // on routes with and without a service), proxied through real processes in both topologies.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { rawRequest, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { basicAuth, cleanUp } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -53,6 +53,13 @@ describe.each(TOPOLOGIES)('basic-auth and request-termination (%s)', (name) => {
     await terminationRoute('/rt-418', { 'config.status_code': '418' });
     await terminationRoute('/rt-body', { 'config.status_code': '200', 'config.content_type': 'text/html; charset=utf-8', 'config.body': '<h1>maintenance</h1>' });
     await terminationRoute('/rt-echo', { 'config.status_code': '202', 'config.echo': 'true', 'config.message': 'echoed' });
+    // Kong's spec routes 8 to 10 (spec/03-plugins/14-request-termination/02-access_spec.lua)
+    await terminationRoute('/rt-204', { 'config.status_code': '204' });
+    const api9 = await created('/routes', { name: 'api9', 'hosts[]': 'api9.request-termination.test', 'paths[]': '~/(?<parameter>[^#?/]+)/200', strip_path: 'false' });
+    await created(`/routes/${api9.id}/plugins`, { name: 'request-termination', 'config.echo': 'true', 'config.status_code': '404' });
+    await created('/services/', { name: 'api10', url: upstream.url });
+    await created('/services/api10/routes', { 'hosts[]': 'api10.request-termination.test' });
+    await created('/services/api10/plugins', { name: 'request-termination', 'config.echo': 'true', 'config.trigger': 'gimme-an-echo', 'config.status_code': '404' });
     // trigger: on a route WITH a service, so a request without the trigger reaches the upstream
     await created('/services/', { name: 'triggered', url: upstream.url });
     await created('/services/triggered/routes', { 'paths[]': '/rt-trigger' });
@@ -129,16 +136,31 @@ describe.each(TOPOLOGIES)('basic-auth and request-termination (%s)', (name) => {
       expect(lower.status).toBe(200);
     });
 
-    it('answers 401 "Invalid authentication credentials" with a Basic challenge for a wrong password or unknown user', async () => {
-      for (const authorization of [basicAuth('dave-login', 'open'), basicAuth('dave-login', 'open:sesame!'), basicAuth('nobody', 'open:sesame')]) {
+    it('returns 401 Unauthorized on invalid credentials in Authorization (and for a wrong password or unknown user)', async () => {
+      for (const authorization of ['foobar', basicAuth('dave-login', 'open'), basicAuth('dave-login', 'open:sesame!'), basicAuth('nobody', 'open:sesame')]) {
         const res = await onEvery('/basic', { headers: { authorization } });
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ message: 'Invalid authentication credentials' });
+        expect(res.body).toEqual({ message: 'Unauthorized' });
         expect(res.headers.get('www-authenticate')).toBe('Basic realm="service"');
       }
     });
 
-    it('answers 401 "Unauthorized" with WWW-Authenticate when no credentials are sent', async () => {
+    it('returns 401 Unauthorized on invalid credentials in Proxy-Authorization', async () => {
+      const res = await onEvery('/hidden', { headers: { 'proxy-authorization': 'foobar' } });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ message: 'Unauthorized' });
+      expect(res.headers.get('www-authenticate')).toBe('Basic realm="shop"');
+    });
+
+    it('returns 401 Unauthorized on password only, on username only, and returns 401 for valid Base64 encoding', async () => {
+      for (const authorization of ['Basic a29uZw==', 'Basic Ym9i', 'Basic adXNlcjEyMzpwYXNzd29yZDEyMw==']) {
+        const res = await onEvery('/basic', { headers: { authorization } });
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ message: 'Unauthorized' });
+      }
+    });
+
+    it('returns Unauthorized on missing credentials, with the realm configured or the default one', async () => {
       const res = await onEvery('/basic');
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ message: 'Unauthorized' });
@@ -225,6 +247,77 @@ describe.each(TOPOLOGIES)('basic-auth and request-termination (%s)', (name) => {
       expect(res.body.request.headers['x-probe']).toBe('yes');
       expect(res.body.matched_route).toMatchObject({ name: 'rt-echo', paths: ['/rt-echo'] });
       expect(res.body.matched_service).toBeNull();
+    });
+
+    /** Kong's echo cases: `GET /status/200?<query>` with the body "cool body" and only the headers given, on every data plane */
+    async function echoOf(host: string, query: string, extraHeaders = ''): Promise<Array<{ status: number; body: any; port: number }>> {
+      return Promise.all(
+        topology.dataPlanes.map(async (dp) => {
+          const port = Number(new URL(dp.proxyUrl).port);
+          const head = `GET /status/200?${query} HTTP/1.1\r\nhost: ${host}\r\n${extraHeaders}content-length: 9\r\nconnection: close`;
+          const res = await rawRequest(port, { head: `${head}\r\n\r\ncool body` });
+          return { status: res.status, body: res.body === '' ? null : JSON.parse(res.body), port };
+        }),
+      );
+    }
+
+    /** the `request` part of Kong's expected echo for `echoOf`'s request */
+    const echoed = (host: string, port: number, headers: Record<string, string>, captures: unknown) => ({
+      headers: { 'content-length': '9', host, connection: 'close', ...headers },
+      host,
+      method: 'GET',
+      path: '/status/200',
+      port,
+      query: { hello: 'there' },
+      raw_body: 'cool body',
+      scheme: 'http',
+      uri_captures: captures,
+    });
+
+    it('returns 204 without content length header', async () => {
+      for (const dp of topology.dataPlanes) {
+        const res = await rawRequest(Number(new URL(dp.proxyUrl).port), { head: 'GET /rt-204/status/204 HTTP/1.1\r\nhost: localhost\r\nconnection: close' });
+        expect(res.status).toBe(204);
+        expect(res.headers['content-length']).toBeUndefined();
+        expect(res.headers['transfer-encoding']).toBeUndefined();
+        expect(res.body).toBe('');
+      }
+    });
+
+    it('echos a request if no trigger is set', async () => {
+      for (const res of await echoOf('api9.request-termination.test', 'hello=there')) {
+        expect(res.status).toBe(404);
+        expect(res.body.message).toBe('Not found');
+        expect(res.body.matched_route.hosts[0]).toBe('api9.request-termination.test');
+        expect(res.body.request).toEqual(echoed('api9.request-termination.test', res.port, {}, { named: { parameter: 'status' }, unnamed: ['status'] }));
+      }
+    });
+
+    it("doesn't echo a request if the trigger is set but not specified", async () => {
+      for (const dp of topology.dataPlanes) {
+        const res = await rawRequest(Number(new URL(dp.proxyUrl).port), { head: 'GET /status/200 HTTP/1.1\r\nhost: api10.request-termination.test\r\nconnection: close' });
+        expect(res.status).toBe(200);
+        expect(JSON.parse(res.body).path).toBe('/status/200');
+      }
+    });
+
+    it('echos a request if the trigger is specified as a header', async () => {
+      for (const res of await echoOf('api10.request-termination.test', 'hello=there', 'gimme-an-echo: anything will do\r\n')) {
+        expect(res.status).toBe(404);
+        expect(res.body.matched_route.hosts[0]).toBe('api10.request-termination.test');
+        expect(res.body.request).toEqual(echoed('api10.request-termination.test', res.port, { 'gimme-an-echo': 'anything will do' }, { named: {}, unnamed: [] }));
+      }
+    });
+
+    it('echos a request if the trigger is specified as a query parameter', async () => {
+      for (const res of await echoOf('api10.request-termination.test', 'hello=there&gimme-an-echo=anything%20will%20do')) {
+        expect(res.status).toBe(404);
+        expect(res.body.request.query).toEqual({ hello: 'there', 'gimme-an-echo': 'anything will do' });
+        expect(res.body.request.headers).toEqual({ 'content-length': '9', host: 'api10.request-termination.test', connection: 'close' });
+        expect(res.body.request.port).toBe(res.port);
+        expect(res.body.request.uri_captures).toEqual({ named: {}, unnamed: [] });
+        expect(res.body.request).not.toHaveProperty('body');
+      }
     });
 
     it('trigger: terminates only requests carrying the header or query argument; others reach the upstream', async () => {

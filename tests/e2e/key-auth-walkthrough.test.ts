@@ -28,6 +28,10 @@ describe.each(TOPOLOGIES)('key-auth and anonymous access walkthrough (%s)', (nam
     expect(anonymous.status).toBe(201);
     expect(Object.keys(anonymous.body).sort()).toEqual(expect.arrayContaining(['created_at', 'id', 'username']));
     anonymousId = anonymous.body.id;
+    // Kong's key-auth2.test: hide_credentials
+    expect((await admin.post('/services/', { name: 'hidden-service', url: `${upstream.url}/` })).status).toBe(201);
+    expect((await admin.post('/services/hidden-service/routes', { 'paths[]': '/hidden' })).status).toBe(201);
+    expect((await admin.post('/services/hidden-service/plugins/', { name: 'key-auth', 'config.hide_credentials': 'true' })).status).toBe(201);
     await topology.converge();
   });
 
@@ -62,6 +66,30 @@ describe.each(TOPOLOGIES)('key-auth and anonymous access walkthrough (%s)', (nam
       expect(viaQuery.status).toBe(200);
       expect(viaQuery.body.query).toEqual({ apikey: 'alice-key', x: '1' });
     }
+  });
+
+  describe('config.hide_credentials', () => {
+    const urlSeen = async (path: string) => {
+      const urls = new Set<string>();
+      for (const dp of topology.dataPlanes) {
+        const res = await proxied(`${dp.proxyUrl}${path}`);
+        expect(res.status).toBe(200);
+        urls.add(res.body.url);
+      }
+      return [...urls];
+    };
+
+    it('does not remove apikey and preserves order of query parameters', async () => {
+      expect(await urlSeen('/example/request?c=value1&b=value2&apikey=alice-key&a=value3')).toEqual(['/request?c=value1&b=value2&apikey=alice-key&a=value3']);
+    });
+
+    it('removes apikey and preserves order of query parameters', async () => {
+      expect(await urlSeen('/hidden/request?c=value1&b=value2&apikey=alice-key&a=value3')).toEqual(['/request?c=value1&b=value2&a=value3']);
+    });
+
+    it('removes apikey in encoded query and preserves order of query parameters', async () => {
+      expect(await urlSeen('/hidden/request?c=valu%651&b=value2&api%6B%65%79=alice-key&a=valu%653')).toEqual(['/request?c=value1&b=value2&a=value3']);
+    });
   });
 
   it('lets requests without valid credentials through as the anonymous consumer once config.anonymous is set', async () => {

@@ -157,7 +157,7 @@ describe.each(TOPOLOGIES)('multiple authentication plugins (%s)', (name) => {
 
       const wrongPassword = await everywhere('/and', { ...ALICE_KEY, authorization: basicAuth('bob-login', 'nope') });
       expect(wrongPassword.status).toBe(401);
-      expect(wrongPassword.body).toEqual({ message: 'Invalid authentication credentials' });
+      expect(wrongPassword.body).toEqual({ message: 'Unauthorized' });
 
       const nothing = await everywhere('/and');
       expect(nothing.status).toBe(403);

@@ -1,9 +1,9 @@
 // jwt, hmac-auth, ldap-auth (against a real slapd) and acl through the real admin API and proxy, in both topologies,
 // and the interface document's multi-plugin rules with three plugins at once (jwt + key-auth + basic-auth).
-import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
-import { startEchoUpstream, startLdapServer, type EchoUpstream, type LdapServerHandle } from '@gatehouse/testkit';
+import { rawRequest, startEchoUpstream, startLdapServer, type EchoUpstream, type LdapServerHandle } from '@gatehouse/testkit';
 import { basicAuth } from './support/helpers';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -42,6 +42,16 @@ function outcomeOf(res: Awaited<ReturnType<typeof proxied>>): unknown {
   const groups = echoed['x-consumer-groups']?.split(', ').sort() ?? null;
   return { status: res.status, path: res.body.path, identity: identity.map((h) => echoed[h] ?? null), groups };
 }
+
+/** An EdDSA JWT (RFC 8037) signed with node:crypto, which has Ed448 (jose does not). */
+function eddsa(claims: Record<string, unknown>, privateKey: KeyObject): string {
+  const signed = `${b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
+  return `${signed}.${b64url(cryptoSign(null, Buffer.from(signed), privateKey))}`;
+}
+
+const ED25519 = generateKeyPairSync('ed25519');
+const ED448 = generateKeyPairSync('ed448');
+const spkiPem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
 
 let ldap: LdapServerHandle;
 let rsaPrivate: KeyObject;
@@ -90,7 +100,7 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
     topology = await startTopology(name);
     admin = adminClient(topology.adminUrl);
 
-    const consumers = ['jwt-user', 'rsa-user', 'generated-user', 'hmac-user', 'gold-member', 'silver-member', 'guest', 'alice', 'bob', 'anon-jwt', 'anon-key', 'anon-basic'];
+    const consumers = ['jwt-user', 'rsa-user', 'ed25519-user', 'ed448-user', 'generated-user', 'hmac-user', 'gold-member', 'silver-member', 'guest', 'alice', 'bob', 'anon-jwt', 'anon-key', 'anon-basic'];
     for (const username of consumers) ids[username] = (await created('/consumers/', { username })).id;
 
     // jwt: an HS256 credential with a given secret, an RS256 one with a public key, one with everything generated
@@ -98,6 +108,8 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
     expect(hs).toMatchObject({ key: 'hs-key', secret: HS_SECRET, algorithm: 'HS256', consumer: { id: ids['jwt-user'] } });
     const rs = await created('/consumers/rsa-user/jwt', { key: 'rsa-key', algorithm: 'RS256', rsa_public_key: rsaPublicPem });
     expect(rs).toMatchObject({ key: 'rsa-key', algorithm: 'RS256', rsa_public_key: rsaPublicPem });
+    await created('/consumers/ed25519-user/jwt', { key: 'ed25519-key', algorithm: 'EdDSA', rsa_public_key: spkiPem(ED25519.publicKey) });
+    await created('/consumers/ed448-user/jwt', { key: 'ed448-key', algorithm: 'EdDSA', rsa_public_key: spkiPem(ED448.publicKey) });
     generatedJwt = await created('/consumers/generated-user/jwt', {});
     expect(generatedJwt.key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(generatedJwt.secret).toMatch(/^[A-Za-z0-9]{32}$/);
@@ -125,6 +137,8 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
     await protectedRoute('acl-allow', [['key-auth', {}], ['acl', { 'config.allow': 'gold' }]]);
     await protectedRoute('acl-deny', [['key-auth', {}], ['acl', { 'config.deny': 'gold' }]]);
     await protectedRoute('acl-anon', [['key-auth', { 'config.anonymous': ids.guest! }], ['acl', { 'config.allow': ['guests', 'gold'] }]]);
+    // Kong's deny-everyone-anonymous: an anonymous consumer without groups and a deny list
+    await protectedRoute('acl-deny-anon', [['key-auth', { 'config.anonymous': ids['anon-key']! }], ['acl', { 'config.deny': 'everyone' }]]);
 
     // three authentication plugins: jwt (priority 1450) + key-auth (1250) + basic-auth (1100), each credential on
     // another consumer, so the consumer upstream tells which plugin decided
@@ -173,6 +187,27 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
       expect(gen.body.headers['x-credential-identifier']).toBe(generatedJwt.key);
     });
 
+    /** Kong's EdDSA case: the token passes with the credential's key as identifier and its Authorization intact */
+    async function verifiesEdDSA(key: string, consumer: string, privateKey: KeyObject): Promise<void> {
+      const authorization = `Bearer ${eddsa({ iss: key, exp: nowSeconds() + 300 }, privateKey)}`;
+      const res = await everywhere('/jwt/request', { headers: { authorization } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers.authorization).toBe(authorization);
+      expect(res.body.headers['x-credential-identifier']).toBe(key);
+      expect(res.body.headers['x-consumer-id']).toBe(ids[consumer]);
+    }
+
+    it('verifies JWT with Ed25519 key', async () => {
+      await verifiesEdDSA('ed25519-key', 'ed25519-user', ED25519.privateKey);
+    });
+
+    it('verifies JWT with Ed448 key', async () => {
+      await verifiesEdDSA('ed448-key', 'ed448-user', ED448.privateKey);
+      const forged = await everywhere('/jwt/request', { headers: { authorization: `Bearer ${eddsa({ iss: 'ed448-key', exp: nowSeconds() + 300 }, generateKeyPairSync('ed448').privateKey)}` } });
+      expect(forged.status).toBe(401);
+      expect(forged.body).toEqual({ message: 'Invalid signature' });
+    });
+
     it('an expired token is 401 {"exp":"token expired"}; a token without exp is {"exp":"must be a number"}', async () => {
       const expired = await everywhere('/jwt', { headers: { authorization: `Bearer ${hs256({ iss: 'hs-key', exp: nowSeconds() - 10 }, HS_SECRET)}` } });
       expect(expired.status).toBe(401);
@@ -200,6 +235,34 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
   });
 
   describe('hmac-auth', () => {
+    /** Kong's spec signature: date, content-md5 and one more line (the request line or the request target) */
+    const kongSigned = (date: string, lastName: string, lastLine: string) => {
+      const signature = createHmac('sha1', HMAC_SECRET).update(`date: ${date}\ncontent-md5: md5\n${lastLine}`).digest('base64');
+      return `hmac username="hmac-login",  algorithm="hmac-sha1", headers="date content-md5 ${lastName}", signature="${signature}"`;
+    };
+
+    it('should pass with GET with @request-target', async () => {
+      const date = new Date().toUTCString();
+      const authorization = kongSigned(date, '@request-target', '@request-target: get /hmac/request?x=1');
+      const res = await everywhere('/hmac/request?x=1', { headers: { date, 'content-md5': 'md5', authorization } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers['x-credential-identifier']).toBe('hmac-login');
+    });
+
+    it('should encode http-1 requests as http/1.0', async () => {
+      const date = new Date().toUTCString();
+      const authorization = kongSigned(date, 'request-line', 'GET /hmac/request HTTP/1.0');
+      for (const dp of topology.dataPlanes) {
+        const head = `GET /hmac/request HTTP/1.0\r\nhost: hmacauth.test\r\ndate: ${date}\r\ncontent-md5: md5\r\nauthorization: ${authorization}`;
+        const res = await rawRequest(Number(new URL(dp.proxyUrl).port), { head });
+        expect(res.status).toBe(200);
+        // the same request signed as HTTP/1.1 is not what was sent
+        const wrong = kongSigned(date, 'request-line', 'GET /hmac/request HTTP/1.1');
+        const refused = await rawRequest(Number(new URL(dp.proxyUrl).port), { head: head.replace(authorization, wrong) });
+        expect(refused.status).toBe(401);
+      }
+    });
+
     it('a request signed over date and the request line passes on every data plane', async () => {
       for (const dp of topology.dataPlanes) {
         // the request line is signed as the client sent it, percent-encoding included
@@ -303,6 +366,13 @@ describe.each(TOPOLOGIES)('authentication plugins jwt, hmac-auth, ldap-auth, acl
       expect((await everywhere('/acl-anon', { headers: { apikey: 'gold-key' } })).status).toBe(200);
       const silver = await everywhere('/acl-anon', { headers: { apikey: 'silver-key' } });
       expect(silver.status).toBe(403);
+    });
+
+    it('returns 200 with deny groups: a consumer without groups passes with an empty x-consumer-groups', async () => {
+      const res = await everywhere('/acl-deny-anon', { headers: { 'x-consumer-groups': 'forged' } });
+      expect(res.status).toBe(200);
+      expect(res.body.headers['x-consumer-id']).toBe(ids['anon-key']);
+      expect(res.body.headers['x-consumer-groups']).toBe('');
     });
 
     it('removing a group through /consumers/{c}/acls/{group} takes the access away on every data plane', async () => {

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { rawRequest, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 /** What a TLS-terminating proxy in front of the data plane adds (the data planes trust 127.0.0.1). */
@@ -72,6 +72,18 @@ describe.each(TOPOLOGIES)('oauth2 (%s)', (name) => {
 
     await serviceWithRoute('oauth-strict');
     await created('/services/oauth-strict/plugins', { name: 'oauth2', 'config.enable_client_credentials': 'true' });
+
+    // Kong's oauth2_11.test (a custom header) and a plugin with global_credentials
+    await serviceWithRoute('oauth-custom');
+    await created('/services/oauth-custom/plugins', {
+      name: 'oauth2',
+      'config.enable_client_credentials': 'true',
+      'config.accept_http_if_already_terminated': 'true',
+      'config.auth_header_name': 'custom-header-name',
+    });
+    await serviceWithRoute('oauth-global');
+    await created('/services/oauth-global/plugins', { name: 'oauth2', 'config.enable_client_credentials': 'true', 'config.accept_http_if_already_terminated': 'true', 'config.global_credentials': 'true' });
+    await created('/consumers/app-owner/oauth2', { name: 'Public App', client_id: 'public-client', client_secret: 'public-secret', client_type: 'public', 'redirect_uris[]': 'https://app.example/cb' });
 
     await serviceWithRoute('oauth-and');
     await created('/services/oauth-and/plugins', { name: 'oauth2', 'config.enable_client_credentials': 'true', 'config.accept_http_if_already_terminated': 'true' });
@@ -194,9 +206,9 @@ describe.each(TOPOLOGIES)('oauth2 (%s)', (name) => {
     const code = redirect.searchParams.get('code')!;
     expect(code).toMatch(/^[A-Za-z0-9]{32}$/);
 
-    const wrongVerifier = await tokenRequest(lastDp(), 'oauth', { grant_type: 'authorization_code', code, code_verifier: 'not-the-verifier', ...CLIENT });
+    const wrongVerifier = await tokenRequest(lastDp(), 'oauth', { grant_type: 'authorization_code', code, code_verifier: randomBytes(32).toString('base64url'), ...CLIENT });
     expect(wrongVerifier.status).toBe(400);
-    expect(wrongVerifier.body).toEqual({ error: 'invalid_grant', error_description: 'code_verifier does not match code_challenge' });
+    expect(wrongVerifier.body).toEqual({ error: 'invalid_grant', error_description: 'Invalid code' });
     const exchanged = await tokenRequest(lastDp(), 'oauth', { grant_type: 'authorization_code', code, code_verifier: verifier, ...CLIENT });
     expect(exchanged.status).toBe(200);
     expect(exchanged.body).toMatchObject({ token_type: 'bearer', expires_in: 7200, refresh_token: expect.any(String) });
@@ -306,10 +318,67 @@ describe.each(TOPOLOGIES)('oauth2 (%s)', (name) => {
       }
     });
 
-    it('the token endpoint only takes POST', async () => {
-      const res = await proxied(`${dp(0)}/oauth/oauth2/token`, { headers: TERMINATED });
-      expect(res.status).toBe(405);
-      expect(res.body).toEqual({ error: 'invalid_method', error_description: 'The HTTP method GET is invalid for the token endpoint' });
+    it('the token endpoint only takes POST: 405 invalid_method with a Bearer challenge', async () => {
+      for (const proxyUrl of topology.dataPlanes.map((p) => p.proxyUrl)) {
+        const res = await proxied(`${proxyUrl}/oauth/oauth2/token`, { headers: TERMINATED });
+        expect(res.status).toBe(405);
+        expect(res.body).toEqual({ error: 'invalid_method', error_description: 'The HTTP method GET is invalid for the token endpoint' });
+        expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_method" error_description="The HTTP method GET is invalid for the token endpoint"');
+      }
+    });
+  });
+
+  describe("Kong's access spec", () => {
+    const issue = async (route: string) => (await tokenRequest(dp(0), route, { grant_type: 'client_credentials', ...CLIENT })).body.access_token as string;
+
+    it('works when a correct access_token is being sent in the custom header, and in duplicate custom headers', async () => {
+      const token = await issue('oauth-custom');
+      for (const proxyUrl of topology.dataPlanes.map((p) => p.proxyUrl)) {
+        const port = Number(new URL(proxyUrl).port);
+        const once = await rawRequest(port, { head: `GET /oauth-custom/request HTTP/1.1\r\nhost: oauth2.test\r\ncustom-header-name: bearer ${token}\r\nconnection: close` });
+        expect(once.status).toBe(200);
+        const twice = await rawRequest(port, {
+          head: `GET /oauth-custom/request HTTP/1.1\r\nhost: oauth2.test\r\ncustom-header-name: bearer ${token}\r\ncustom-header-name: bearer ${token}\r\nconnection: close`,
+        });
+        expect(twice.status).toBe(200);
+      }
+    });
+
+    it('responds 401 when using global token against non-global plugin', async () => {
+      const token = await issue('oauth-global');
+      for (const proxyUrl of topology.dataPlanes.map((p) => p.proxyUrl)) {
+        expect((await proxied(`${proxyUrl}/oauth-global`, withToken(token))).status).toBe(200);
+        const res = await proxied(`${proxyUrl}/oauth`, withToken(token));
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ error: 'invalid_token', error_description: "The access token is global, but the current plugin is configured without 'global_credentials'" });
+        expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token" error_description="The access token is invalid or has expired"');
+      }
+    });
+
+    it('a public app: fails when a secret provided for public app; succeeds when using code challenge; fails when code verifier is less than 43 characters', async () => {
+      const verifier = randomBytes(32).toString('base64url');
+      const askCode = async () => {
+        const authorized = await proxied(`${dp(0)}/oauth/oauth2/authorize`, {
+          method: 'POST',
+          headers: TERMINATED,
+          body: new URLSearchParams({ response_type: 'code', client_id: 'public-client', provision_key: provisionKey, authenticated_userid: 'u-1', code_challenge: createHash('sha256').update(verifier).digest('base64url') }),
+        });
+        return new URL(authorized.body.redirect_uri).searchParams.get('code')!;
+      };
+      const code = await askCode();
+      const withSecret = await tokenRequest(lastDp(), 'oauth', { grant_type: 'authorization_code', client_id: 'public-client', client_secret: 'public-secret', code, code_verifier: verifier });
+      expect(withSecret.status).toBe(400);
+      expect(withSecret.body).toEqual({ error: 'invalid_request', error_description: 'client_secret is disallowed for public clients' });
+      const short = await tokenRequest(lastDp(), 'oauth', { grant_type: 'authorization_code', client_id: 'public-client', code, code_verifier: 'abc123' });
+      expect(short.body).toEqual({ error: 'invalid_request', error_description: 'code_verifier must be between 43 and 128 characters' });
+      const exchanged = await tokenRequest(lastDp(), 'oauth', { grant_type: 'authorization_code', client_id: 'public-client', code, code_verifier: verifier });
+      expect(exchanged.status).toBe(200);
+      const challengeMissing = await proxied(`${dp(0)}/oauth/oauth2/authorize`, {
+        method: 'POST',
+        headers: TERMINATED,
+        body: new URLSearchParams({ response_type: 'code', client_id: 'public-client', provision_key: provisionKey, authenticated_userid: 'u-1' }),
+      });
+      expect(new URL(challengeMissing.body.redirect_uri).searchParams.get('error_description')).toBe('code_challenge is required for public clients');
     });
   });
 });

@@ -83,6 +83,10 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
         },
       },
     ]);
+    // Kong's test26.test: header names go upstream in the case the config spells them
+    await routeWith('rt-case', [
+      { name: 'request-transformer', config: { rename: { headers: ['x-old-name:X-New-Name'] }, add: { headers: ['x-aDDed2:b1'] }, append: { headers: ['X-aDDed:a2', 'X-aDDed:a3'] } } },
+    ]);
     await routeWith('rt-get', [{ name: 'request-transformer', config: { http_method: 'GET' } }]);
     await routeWith('rt-method', [{ name: 'request-transformer', config: { http_method: 'POST', replace: { uri: '/replaced', headers: ['host:upstream.example'] } } }]);
 
@@ -94,7 +98,7 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
           rename: { json: ['url:address'] },
           replace: { headers: ['content-type:application/json; charset=utf-8'], json: ['method:REPLACED', 'absent:never'] },
           add: { headers: ['x-added:yes'], json: ['added:true', 'count:3', 'method:not-added'], json_types: ['boolean', 'number', 'string'] },
-          append: { headers: ['x-added:again'], json: ['path:/more'] },
+          append: { headers: ['x-added:again'], json: ['path:/more', 'missing:one'] },
         },
       },
     ]);
@@ -325,9 +329,51 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
       });
     });
 
+    it('multipart body: rename, remove, replace and add as Kong does (append does not apply to multipart)', async () => {
+      const boundary = 'gatehouse-e2e-boundary';
+      const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+      const body = `${part('secret', 's')}${part('old', 'o')}${part('rep', 'r')}${part('list', 'l')}--${boundary}--\r\n`;
+      const res = await proxied(url('/rt/m'), { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+      expect(res.status).toBe(200);
+      expect(res.body.body).toBe(`${part('list', 'l')}${part('new', 'o')}${part('rep', 'R')}${part('added', 'A')}--${boundary}--\r\n`);
+      expect(res.body.headers['content-length']).toBe(String(Buffer.byteLength(res.body.body)));
+    });
+
     it('other bodies stream through untouched', async () => {
       const res = await proxied(url('/rt/t'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'secret=s' });
       expect(res.body.body).toBe('secret=s');
+    });
+
+    describe('header names keep the configured case', () => {
+      /** the header lines the upstream received for the last request to `path`, names as sent */
+      const rawLines = (path: string) => {
+        const raw = upstream.received.filter((r) => r.path === path).at(-1)!.rawHeaders!;
+        const lines: Array<[string, string]> = [];
+        for (let i = 0; i < raw.length; i += 2) lines.push([raw[i]!, raw[i + 1]!]);
+        return lines;
+      };
+      const named = (path: string, name: string) => rawLines(path).filter(([n]) => n.toLowerCase() === name.toLowerCase());
+
+      it('add new header if missing -- keep configured case', async () => {
+        expect((await proxied(url('/rt-case/add'))).status).toBe(200);
+        expect(named('/add', 'x-added2')).toEqual([['x-aDDed2', 'b1']]);
+      });
+
+      it('does not add new header if it already exist -- keep request case', async () => {
+        expect((await proxied(url('/rt-case/kept'), { headers: { 'x-added2': 'c1' } })).status).toBe(200);
+        expect(named('/kept', 'x-added2')).toEqual([['x-added2', 'c1']]);
+      });
+
+      it('appends values to existing headers -- keep config case', async () => {
+        expect((await proxied(url('/rt-case/append'), { headers: { 'X-addeD': 'a0' } })).status).toBe(200);
+        expect(named('/append', 'x-added')).toEqual([['X-aDDed', 'a0'], ['X-aDDed', 'a2'], ['X-aDDed', 'a3']]);
+      });
+
+      it('rename: the new name as configured', async () => {
+        expect((await proxied(url('/rt-case/rename'), { headers: { 'x-old-name': 'v' } })).status).toBe(200);
+        expect(named('/rename', 'x-new-name')).toEqual([['X-New-Name', 'v']]);
+        expect(named('/rename', 'x-old-name')).toEqual([]);
+      });
     });
 
     it('http_method GET: a form body moves into the query string', async () => {
@@ -364,6 +410,12 @@ describe.each(TOPOLOGIES)('traffic plugins (%s)', (name) => {
       expect(body.count).toBe(3);
       expect(body.path).toEqual(['/p', '/more']);
       expect(body.query).toEqual({ k: 'v' });
+    });
+
+    it('append: new key:value if key does not exists (a one-element array)', async () => {
+      const res = await proxied(url('/resp/p'));
+      expect(res.status).toBe(200);
+      expect(res.body.missing).toEqual(['one']);
     });
 
     it('header operations alone leave the body streaming as the upstream sent it', async () => {

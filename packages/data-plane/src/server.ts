@@ -31,6 +31,7 @@ import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-for
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
+import { countRequest } from './proxy/connection-count';
 import { closeTlsListener, createTlsListener } from './tls/https-listener';
 import type { PemPair } from './tls/default-certificate';
 
@@ -197,7 +198,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const q = url.indexOf('?');
     const path = normalizePath(q < 0 ? url : url.slice(0, q));
     if (path === null) return ProxyErrors.badRequest;
-    const match = config.router.match(req.method ?? 'GET', req.headers.host, path, req.headers);
+    const router = config.router;
+    // a header sent on several lines is matched line by line (Node joins most repeated headers with ", ")
+    const match = router.match(req.method ?? 'GET', req.headers.host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort);
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
     if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
@@ -205,6 +208,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
     if (trusted !== null && trusted.trusts(peerAddress(req))) ex.fromTrustedProxy = true;
+    if (match.pattern !== undefined) ex.pathPattern = match.pattern;
     ex.bodyLimit = bodyLimit;
     ex.trace = trace;
     return ex;
@@ -298,6 +302,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   function handle(req: IncomingMessage, res: ServerResponse, scheme: string): void {
     stats.total_requests++;
     const trace = new ExchangeTrace(req, gatewayHeaders);
+    const connectionCount = countRequest(req.socket);
     try {
       const admitted = admit(req, scheme, trace);
       if (!(admitted instanceof Exchange)) {
@@ -306,6 +311,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
         return sendFixed(res, admitted);
       }
       observer.watch(trace, res, admitted, admitted.path, admitted.rawQuery);
+      admitted.connectionCount = connectionCount;
       const chain = admitted.compiledRoute.chain;
       if (chain.length === 0) return forward(req, res, admitted);
       const outcome = runChain(admitted, chain, admitted.config.consumers, log);

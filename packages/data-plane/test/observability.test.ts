@@ -479,7 +479,7 @@ describe('logging plugins: correlation-id, file-log, http-log', () => {
     const own = await send(gw.dp.port, '/corr-echo/x', { headers: { 'x-trace': 'client-trace' } });
     expect(own.headers['x-trace']).toBe('client-trace');
     const tracked = await send(gw.dp.port, '/tracker/x');
-    expect(tracked.json.headers['kong-request-id']).toMatch(/^\d+-\d+-\d+\.\d{3}$/);
+    expect(tracked.json.headers['kong-request-id']).toMatch(/^127\.0\.0\.1-\d+-\d+-\d+-\d+-\d{10}\.\d{3}$/);
   });
 
   it('file-log: appends one JSON line per request in Kong\'s log serializer shape', async () => {

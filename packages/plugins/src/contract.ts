@@ -40,17 +40,41 @@ export interface PluginRequest {
    * X-Forwarded-* headers may be believed (oauth2's `accept_http_if_already_terminated`); absent means not trusted
    */
   readonly fromTrustedProxy?: boolean;
+  /** the client's HTTP version as `major.minor` (`1.0`, `1.1`, `2.0`), when the caller knows it */
+  readonly httpVersion?: string;
+  /**
+   * the client connection as nginx describes it (`$server_addr`, `$server_port`, `$connection`,
+   * `$connection_requests`), when the caller knows it
+   */
+  readonly connection?: RequestConnection;
+  /** the port of the listener the request came in on (Kong's `kong.request.get_port()`), when the caller knows it */
+  readonly serverPort?: number;
+  /** the groups the route's regex path captured (Kong's `kong.request.get_uri_captures()`), when the caller knows them */
+  readonly uriCaptures?: { readonly unnamed: ReadonlyArray<string | null>; readonly named: Readonly<Record<string, string>> };
   /** buffers the request body once and returns it; later reads get the same bytes */
   readBody(): Promise<Buffer>;
 }
 
+export interface RequestConnection {
+  /** the gateway's own address and port on this connection */
+  localAddress: string;
+  localPort: number;
+  /** the connection's serial number in this process, and the requests it carried so far, this one included */
+  serial: number;
+  requests: number;
+}
+
 /** Changes to what goes upstream. */
 export interface UpstreamChanges {
+  /** sets a header for the upstream, replacing the client's of that name (any case); it goes upstream spelled as given */
   setHeader(name: string, value: string): void;
   /** sets a header for the upstream sent once per value (request-transformer's `append`) */
   setHeaderValues?(name: string, values: readonly string[]): void;
   removeHeader(name: string): void;
-  /** removes one query argument by exact name, keeping the others in order */
+  /**
+   * removes one query argument by exact name, keeping the others in order; as Kong's `clear_query_arg`, the forwarded
+   * query string is then the remaining arguments serialised again (form-urlencoded), not the client's bytes
+   */
   removeQueryArg(name: string): void;
   /** replaces the forwarded body (e.g. hide_credentials with key_in_body) */
   setBody(body: Buffer, contentType?: string): void;
@@ -61,7 +85,7 @@ export interface UpstreamChanges {
   forwardedHeader?(name: string): string | readonly string[] | undefined;
   /**
    * the query string as it will be forwarded, as an editable list: changes to it are what goes upstream. Created on
-   * first use from the client's query minus the arguments plugins removed.
+   * first use from the client's query.
    */
   forwardedQuery?(): URLSearchParams;
   /** changes the method sent upstream (request-transformer's `http_method`) */
@@ -145,6 +169,11 @@ export interface PluginContext<Index = unknown> {
   readonly pluginId?: string;
   /** headers for the response the client gets, whoever produces it (absent where there is no client response) */
   readonly response?: ResponseChanges;
+  /**
+   * top-level values added to this request's log entries (Kong's `kong.log.set_serialize_value`), e.g. correlation-id's
+   * `correlation_id`; absent where there is no proxied request
+   */
+  readonly logValues?: Map<string, unknown>;
   /**
    * per-request values a plugin keeps between its hooks (e.g. proxy-cache's key from `access` to `response`), by the
    * plugin's own key; absent where there is no proxied request
@@ -239,6 +268,8 @@ export interface ExchangeSummary {
   upstreamTarget: { host: string; port: number } | null;
   /** the client got the whole response (false: the connection closed first) */
   completed: boolean;
+  /** values plugins added for the log entries (`PluginContext.logValues`); absent or null when none */
+  logValues?: ReadonlyMap<string, unknown> | null;
 }
 
 /** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { findPlugin } from './bundled';
+import { trackerId } from './correlation-id/generators';
+import { fakeContext } from './shared/fake-context';
+import { serializeExchange } from './shared/log-serializer';
+import type { ExchangeSummary } from './contract';
+
+/** Kong's TRACKER_PATTERN (spec/03-plugins/11-correlation-id), as a regular expression */
+const TRACKER_PATTERN = /^\d+\.\d+\.\d+\.\d+-\d+-\d+-\d+-\d+-\d{10}\.\d{3}$/;
 
 describe('observability plugins: Kong 3.x names, priorities and defaults', () => {
   it('prometheus', () => {
@@ -14,6 +21,21 @@ describe('observability plugins: Kong 3.x names, priorities and defaults', () =>
     expect(p.priority).toBe(100001);
     expect(p.configSchema.parse({})).toEqual({ header_name: 'Kong-Request-ID', generator: 'uuid#counter', echo_downstream: false });
     expect(p.configSchema.safeParse({ generator: 'nope' }).success).toBe(false);
+  });
+
+  it('correlation-id: the tracker id is addr-port-pid-connection-requests-epoch.msec (Kong\'s TRACKER_PATTERN)', () => {
+    const id = trackerId({ localAddress: '127.0.0.1', localPort: 8000, serial: 7, requests: 3 }, 1_764_000_000_123);
+    expect(id).toBe(`127.0.0.1-8000-${process.pid}-7-3-1764000000.123`);
+    expect(id).toMatch(TRACKER_PATTERN);
+  });
+
+  it('correlation-id: the id goes into the log entries as correlation_id (the log serializer contains the Correlation ID)', async () => {
+    const p = findPlugin('correlation-id')!;
+    const { ctx } = fakeContext({ headers: { 'kong-request-id': '1234' } });
+    await p.access!(ctx, p.configSchema.parse({}));
+    expect(ctx.logValues?.get('correlation_id')).toBe('1234');
+    const summary = { requestId: 'r', path: '/', rawQuery: '', requestHeaders: {}, responseHeaders: {}, latencies: { kong: 0, proxy: 0, request: 0 }, credential: null, upstreamTarget: null, logValues: ctx.logValues } as unknown as ExchangeSummary;
+    expect(serializeExchange(summary).correlation_id).toBe('1234');
   });
 
   it('file-log: path required and checked; custom_fields_by_lua refused unless empty', () => {

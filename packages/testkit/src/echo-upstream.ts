@@ -14,6 +14,11 @@ export interface EchoedRequest {
   headers: IncomingHttpHeaders;
   /** the body as UTF-8 text ('' when none) */
   body: string;
+  /**
+   * header names and values as they arrived, `[name, value, …]` (names keep their case); in `received` only, not in
+   * the JSON answer
+   */
+  rawHeaders?: string[];
 }
 
 export interface EchoUpstream {
@@ -55,7 +60,7 @@ export async function startEchoUpstream(options: { host?: string; port?: number 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const echoed = describe(req.method ?? 'GET', req.url ?? '/', req.headers, Buffer.concat(chunks).toString('utf8'));
-      received.push(echoed);
+      received.push({ ...echoed, rawHeaders: req.rawHeaders });
       const status = Number(req.headers['x-echo-status'] ?? 200);
       const delay = Number(req.headers['x-echo-delay-ms'] ?? 0);
       const answer = () => {

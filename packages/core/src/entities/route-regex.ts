@@ -10,6 +10,14 @@ export interface LinearRegex {
   /** the text matched (from the start of `input` when anchored), or null */
   exec(input: string): string | null;
   test(input: string): boolean;
+  /** the groups of the first match, numbered (every group, named ones too) and by name; null when nothing matches */
+  captures(input: string): RegexCaptures | null;
+}
+
+/** Kong's `uri_captures`: groups in order (null for a group that did not take part) and the named ones by name. */
+export interface RegexCaptures {
+  unnamed: Array<string | null>;
+  named: Record<string, string>;
 }
 
 export interface LinearRegexOptions {
@@ -29,6 +37,18 @@ export function compileLinearRegex(source: string, options: LinearRegexOptions =
     },
     test(input) {
       return pattern.test(input);
+    },
+    captures(input) {
+      const matcher = pattern.matcher(input);
+      if (!matcher.find()) return null;
+      const unnamed: Array<string | null> = [];
+      for (let i = 1; i <= matcher.groupCount(); i++) unnamed.push(matcher.group(i));
+      const named: Record<string, string> = {};
+      for (const [name, index] of Object.entries(pattern.namedGroups() as Record<string, number>)) {
+        const value = matcher.group(index);
+        if (value !== null) named[name] = value;
+      }
+      return { unnamed, named };
     },
   };
 }

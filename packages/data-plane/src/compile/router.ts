@@ -1,5 +1,6 @@
 import { comparePriority, entriesOf, EXACT, portColon, SUFFIX, type HeaderCondition, type HostRule, type RouteEntry } from './route-entries';
 import type { CompiledRoute } from './types';
+import type { LinearRegex } from '@gatehouse/core';
 
 /**
  * Kong 3.9's `traditional_compatible` router. Matchers (route-entries.ts) are ranked once by Kong's priority; a
@@ -82,6 +83,8 @@ export interface RouteMatch {
   route: CompiledRoute;
   /** the matched prefix, or the text a regex path matched; '' when the route has no paths */
   matched: string;
+  /** the regex path that matched (its groups are Kong's `uri_captures`); absent for prefix paths */
+  pattern?: LinearRegex;
 }
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -95,6 +98,8 @@ export class Router {
   private readonly prefixes = new HostBuckets();
   private readonly hostless = new PathBuckets();
   private readonly usesHosts: boolean;
+  /** whether some route matches on headers (then the caller passes each header's lines apart) */
+  readonly usesHeaders: boolean;
 
   // the request being matched (match() runs to its end synchronously, so one set of fields serves every request)
   private method = '';
@@ -104,6 +109,7 @@ export class Router {
   private headers: RequestHeaders = NO_HEADERS;
   private best: RouteEntry | null = null;
   private bestMatched = '';
+  private bestPattern: LinearRegex | null = null;
 
   constructor(routes: readonly CompiledRoute[]) {
     this.entries = routes.flatMap(entriesOf).sort(comparePriority);
@@ -117,6 +123,7 @@ export class Router {
     this.prefixes.seal();
     this.hostless.seal();
     this.usesHosts = this.entries.some((e) => e.hosts !== null);
+    this.usesHeaders = this.entries.some((e) => e.headers !== null);
   }
 
   private bucketsOf(rule: HostRule): HostBuckets {
@@ -142,6 +149,7 @@ export class Router {
     this.headers = headers;
     this.best = null;
     this.bestMatched = '';
+    this.bestPattern = null;
     this.host = '';
     this.port = null;
     if (this.usesHosts && host !== undefined && host !== '') {
@@ -154,7 +162,10 @@ export class Router {
     this.searchPaths(this.hostless);
     const best = this.best as RouteEntry | null;
     this.headers = NO_HEADERS;
-    return best === null ? null : { route: best.route, matched: this.bestMatched };
+    if (best === null) return null;
+    const pattern = this.bestPattern;
+    this.bestPattern = null;
+    return pattern === null ? { route: best.route, matched: this.bestMatched } : { route: best.route, matched: this.bestMatched, pattern };
   }
 
   private searchHost(): void {
@@ -197,11 +208,13 @@ export class Router {
       if (prefix !== null) {
         this.best = entry;
         this.bestMatched = prefix;
+        this.bestPattern = null;
         return;
       }
       if (entry.regexes === null) {
         this.best = entry;
         this.bestMatched = '';
+        this.bestPattern = null;
         return;
       }
       for (const regex of entry.regexes) {
@@ -209,6 +222,7 @@ export class Router {
         if (matched !== null) {
           this.best = entry;
           this.bestMatched = matched;
+          this.bestPattern = regex;
           return;
         }
       }

@@ -53,6 +53,7 @@ class Summary implements ExchangeSummary {
   readonly upstreamUri: string | null;
   readonly upstreamTarget: ExchangeSummary['upstreamTarget'];
   readonly completed: boolean;
+  readonly logValues: ReadonlyMap<string, unknown> | null;
   /** the request size once read (the prometheus plugin and the access log both read it) */
   private requestBytes = -1;
 
@@ -85,6 +86,7 @@ class Summary implements ExchangeSummary {
     this.upstreamUri = trace.upstreamUri;
     this.upstreamTarget = trace.upstreamTarget ? { host: trace.upstreamTarget.host, port: trace.upstreamTarget.port } : null;
     this.completed = res.writableFinished;
+    this.logValues = ex?.logValueMap ?? null;
   }
 
   get url(): string {

@@ -1,12 +1,13 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Consumer, Route, Service } from '@gatehouse/core';
+import type { Consumer, LinearRegex, RegexCaptures, Route, Service } from '@gatehouse/core';
 import {
   BodyTooLargeError,
   DEFAULT_MAX_BUFFERED_BODY,
   readLimitedBody,
   type CredentialRef,
   type PluginRequest,
+  type RequestConnection,
   type PluginRuntime,
   type ResponseChanges,
   type UpstreamChanges,
@@ -14,6 +15,7 @@ import {
 import type { CompiledConfig, CompiledRoute } from '../compile/types';
 import type { ExchangeTrace } from '../observe/exchange-trace';
 import { lingerOn } from '../proxy/lingering-close';
+import type { ConnectionCount } from '../proxy/connection-count';
 import type { ChainState, ResponseStep } from './run-chain';
 
 
@@ -47,13 +49,16 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   pluginId: string | undefined = undefined;
   /** the connection came from one of the data plane's trusted proxies */
   fromTrustedProxy = false;
+  /** the route's regex path that matched this request, if it was one */
+  pathPattern: LinearRegex | null = null;
   /** the most the gateway buffers of this request's body (GATEHOUSE_MAX_BUFFERED_BODY) */
   bodyLimit = DEFAULT_MAX_BUFFERED_BODY;
 
   /** header names (lower-case) a plugin removed, and headers it set; applied when the upstream request is built */
   removedHeaders: Set<string> | null = null;
   setHeaders: Map<string, string | readonly string[]> | null = null;
-  removedQueryArgs: string[] | null = null;
+  /** for set headers whose name a plugin spelled with capitals: lower-case name → that spelling */
+  setHeaderNames: Map<string, string> | null = null;
   /** the forwarded query once a plugin asked to edit it; it then replaces the client's */
   editedQuery: URLSearchParams | null = null;
   /** method and path for the upstream when a plugin changed them */
@@ -64,6 +69,10 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   /** plugin configurations with a response hook that ran on this request, in order */
   responseSteps: ResponseStep[] | null = null;
   private localValues: Map<string, unknown> | null = null;
+  /** values plugins added to the log entries; null while none */
+  logValueMap: Map<string, unknown> | null = null;
+  /** this request's connection numbers (correlation-id's tracker); null when the caller keeps none */
+  connectionCount: ConnectionCount | null = null;
   /** the body as read by a plugin, or as a plugin replaced it; null = stream the client's body */
   body: Buffer | null = null;
   bodyReplaced = false;
@@ -120,8 +129,34 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     return (this.localValues ??= new Map());
   }
 
+  get logValues(): Map<string, unknown> {
+    return (this.logValueMap ??= new Map());
+  }
+
+  get connection(): RequestConnection | undefined {
+    const count = this.connectionCount;
+    if (count === null) return undefined;
+    const socket = this.incoming.socket;
+    const address = socket.localAddress ?? '';
+    return { localAddress: address.startsWith('::ffff:') ? address.slice(7) : address, localPort: socket.localPort ?? 0, serial: count.serial, requests: count.requests };
+  }
+
   get rawHeaders(): readonly string[] {
     return this.incoming.rawHeaders;
+  }
+
+  /** `1.0`, `1.1` or `2.0` */
+  get httpVersion(): string {
+    return this.incoming.httpVersion;
+  }
+
+  /** the port of the listener the request came in on (Kong's `server_port`) */
+  get serverPort(): number {
+    return this.incoming.socket.localPort ?? 0;
+  }
+
+  get uriCaptures(): RegexCaptures {
+    return this.pathPattern?.captures(this.path) ?? { unnamed: [], named: {} };
   }
 
   get query(): URLSearchParams {
@@ -174,13 +209,16 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   }
 
   forwardedQuery(): URLSearchParams {
-    return (this.editedQuery ??= new URLSearchParams(this.upstreamQuery()));
+    return (this.editedQuery ??= new URLSearchParams(this.rawQuery));
   }
 
   setHeader(name: string, value: string | readonly string[]): void {
     const lower = name.toLowerCase();
     this.removedHeaders?.delete(lower);
     (this.setHeaders ??= new Map()).set(lower, value);
+    // sent upstream as the plugin spelled it (Kong keeps a configured header name's case)
+    if (name !== lower) (this.setHeaderNames ??= new Map()).set(lower, name);
+    else this.setHeaderNames?.delete(lower);
   }
 
   setHeaderValues(name: string, values: readonly string[]): void {
@@ -190,12 +228,16 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
   removeHeader(name: string): void {
     const lower = name.toLowerCase();
     this.setHeaders?.delete(lower);
+    this.setHeaderNames?.delete(lower);
     (this.removedHeaders ??= new Set()).add(lower);
   }
 
+  /**
+   * Kong's `clear_query_arg`: the query string is parsed and serialised again without `name` (WHATWG
+   * form-urlencoding, order kept), whether or not it held `name`.
+   */
   removeQueryArg(name: string): void {
-    if (this.editedQuery !== null) this.editedQuery.delete(name);
-    else (this.removedQueryArgs ??= []).push(name);
+    this.forwardedQuery().delete(name);
   }
 
   setBody(body: Buffer, contentType?: string): void {
@@ -204,24 +246,8 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     if (contentType !== undefined) this.bodyContentType = contentType;
   }
 
-  /** The query string forwarded upstream: the client's, minus the arguments plugins removed, order kept. */
+  /** The query string forwarded upstream: the client's as sent, unless a plugin edited it. */
   upstreamQuery(): string {
-    if (this.editedQuery !== null) return this.editedQuery.toString();
-    const removed = this.removedQueryArgs;
-    if (removed === null || this.rawQuery === '') return this.rawQuery;
-    return this.rawQuery
-      .split('&')
-      .filter((pair) => {
-        const eq = pair.indexOf('=');
-        const rawName = eq < 0 ? pair : pair.slice(0, eq);
-        let name: string;
-        try {
-          name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-        } catch {
-          name = rawName;
-        }
-        return !removed.includes(name);
-      })
-      .join('&');
+    return this.editedQuery !== null ? this.editedQuery.toString() : this.rawQuery;
   }
 }

@@ -71,13 +71,15 @@ function bodyBytes(body: unknown): { bytes: Buffer | null; json: boolean } {
   return { bytes: Buffer.from(JSON.stringify(body)), json: true };
 }
 
-/** Raw form of a plugin response: status, header list and body bytes. */
+/** Raw form of a plugin response: status, header list and body bytes. A 204 has neither body nor Content-Length (RFC 9110 §8.6). */
 export function renderPluginResponse(response: PluginResponse): { status: number; headers: Record<string, string>; body: Buffer | null } {
-  const { bytes, json } = bodyBytes(response.body);
+  const noContent = response.status === 204;
+  const { bytes, json } = noContent ? { bytes: null, json: false } : bodyBytes(response.body);
   const headers: Record<string, string> = {};
   if (json) headers['content-type'] = JSON_TYPE;
   if (response.headers) for (const name in response.headers) headers[name.toLowerCase()] = response.headers[name]!;
-  headers['content-length'] = String(bytes?.length ?? 0);
+  if (noContent) delete headers['content-length'];
+  else headers['content-length'] = String(bytes?.length ?? 0);
   return { status: response.status, headers, body: bytes };
 }
 

@@ -132,6 +132,16 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
     body = ex.bodySource ?? ex.incoming;
   }
 
+  // header names a plugin spelled with capitals go upstream so spelled (undici sends names as given)
+  if (ex.setHeaderNames !== null) {
+    for (const [lower, spelled] of ex.setHeaderNames) {
+      const value = headers[lower];
+      if (value === undefined || lower === 'host') continue;
+      delete headers[lower];
+      headers[spelled] = value;
+    }
+  }
+
   const query = ex.upstreamQuery();
   const path = ex.upstreamPathOverride ?? upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
   const method = ex.upstreamMethod ?? ex.method;

@@ -142,8 +142,14 @@ describe('acl deny list', () => {
     expect(seen.set).toEqual({ 'x-consumer-groups': 'partners' });
   });
 
-  it('lets a consumer without groups through, with no groups header', () => {
+  it('lets a consumer without groups through, with an empty groups header as Kong sends it', () => {
     const { response, seen } = check(config, { consumer: nobody });
+    expect(response).toBeNull();
+    expect(seen.set).toEqual({ 'x-consumer-groups': '' });
+  });
+
+  it('lets a consumer without groups through with no groups header when hide_groups_header is set', () => {
+    const { response, seen } = check({ ...config, hide_groups_header: true }, { consumer: nobody });
     expect(response).toBeNull();
     expect(seen.set).toEqual({});
     expect(seen.removed).toEqual(['x-consumer-groups']);
@@ -174,6 +180,12 @@ describe('acl with the anonymous consumer', () => {
   it('refuses the anonymous consumer outside the allowed groups, or in a denied one', () => {
     expect(check({ allow: ['admin'] }, asAnonymous).response).toEqual(FORBIDDEN);
     expect(check({ deny: ['public'] }, asAnonymous).response).toEqual(FORBIDDEN);
+  });
+
+  it('returns 200 with deny groups (an anonymous consumer without groups gets an empty x-consumer-groups)', () => {
+    const { response, seen } = check({ deny: ['everyone'] }, { consumer: nobody, credential: null, anonymous: true });
+    expect(response).toBeNull();
+    expect(seen.set).toEqual({ 'x-consumer-groups': '' });
   });
 
   it('answers 401 for an anonymous consumer without groups and an allow list', () => {

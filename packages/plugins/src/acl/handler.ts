@@ -26,8 +26,8 @@ function inListedGroup(groups: ConsumerGroups, listed: ReadonlySet<string>): boo
 /**
  * Allows or refuses the consumer that authentication chose (the anonymous one included) by its groups.
  * Nobody identified: 401, or 403 when a credential without consumer was accepted (ldap-auth). A consumer without
- * groups passes a deny list and fails an allow list (401 without a credential, as for the anonymous consumer; 403
- * with one). Allowed requests carry `x-consumer-groups` unless hide_groups_header; the client's own copy of that
+ * groups passes a deny list (with an empty `x-consumer-groups`, as in Kong) and fails an allow list (401 without a
+ * credential, as for the anonymous consumer; 403 with one). Allowed requests carry `x-consumer-groups` unless hide_groups_header; the client's own copy of that
  * header never reaches the upstream. Groups only come from ACL entities here, so always_use_authenticated_groups
  * changes nothing.
  */
@@ -38,7 +38,9 @@ export function aclAccess(ctx: PluginContext<AclIndex>, config: AclConfig): Plug
   const groups = ctx.index.byConsumer.get(consumer.id);
   if (groups === undefined) {
     if (!deny) return ctx.credential !== null ? FORBIDDEN : UNAUTHORIZED;
-    ctx.upstream.removeHeader(GROUPS_HEADER);
+    // Kong passes a deny list with an empty group list, and so sends the header empty
+    if (config.hide_groups_header) ctx.upstream.removeHeader(GROUPS_HEADER);
+    else ctx.upstream.setHeader(GROUPS_HEADER, '');
     return;
   }
   if (inListedGroup(groups, listed) === deny) return FORBIDDEN;

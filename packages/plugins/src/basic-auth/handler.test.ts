@@ -89,8 +89,8 @@ describe('basic-auth', () => {
     expect(refusal((await authenticate({}, { realm: 'shop' })).result)?.headers).toEqual({ 'www-authenticate': 'Basic realm="shop"' });
   });
 
-  it('answers 401 "Invalid authentication credentials" for a wrong password, an unknown user or another scheme', async () => {
-    const invalid = { status: 401, body: { message: 'Invalid authentication credentials' }, headers: { 'www-authenticate': 'Basic realm="service"' } };
+  it('returns 401 Unauthorized on invalid credentials: a wrong password, an unknown user or another scheme (Kong 3.9)', async () => {
+    const invalid = { status: 401, body: { message: 'Unauthorized' }, headers: { 'www-authenticate': 'Basic realm="service"' } };
     expect(refusal((await authenticate({ authorization: basic('alice-login', 'wrong') })).result)).toEqual(invalid);
     expect(refusal((await authenticate({ authorization: basic('nobody', 'open:sesame') })).result)).toEqual(invalid);
     expect(refusal((await authenticate({ authorization: 'Bearer token' })).result)).toEqual(invalid);

@@ -6,17 +6,13 @@ import { VerifiedCredentialCache } from './verified-cache';
 import { perConfig } from '../shared/per-config';
 
 interface PreparedConfig {
-  missing: AuthResult;
+  /** Kong 3.6+ answers every refusal alike: missing, malformed, unknown or wrong credentials */
   invalid: AuthResult;
 }
 
 const prepare = perConfig((config: BasicAuthConfig): PreparedConfig => {
   const headers = { 'www-authenticate': `Basic realm="${config.realm}"` };
-  const prepared: PreparedConfig = {
-    missing: { ok: false, response: { status: 401, body: { message: 'Unauthorized' }, headers } },
-    invalid: { ok: false, response: { status: 401, body: { message: 'Invalid authentication credentials' }, headers } },
-  };
-  return prepared;
+  return { invalid: { ok: false, response: { status: 401, body: { message: 'Unauthorized' }, headers } } };
 });
 
 const BASIC = /^\s*[Bb]asic\s*(.+)/;
@@ -77,7 +73,7 @@ function unknownUser(index: BasicAuthIndex, prepared: PreparedConfig, given: Giv
  */
 export function basicAuthAuthenticate(ctx: PluginContext<BasicAuthIndex>, config: BasicAuthConfig): AuthResult | Promise<AuthResult> {
   const prepared = prepare(config);
-  if (headerOf(ctx, 'authorization') === undefined && headerOf(ctx, 'proxy-authorization') === undefined) return prepared.missing;
+  if (headerOf(ctx, 'authorization') === undefined && headerOf(ctx, 'proxy-authorization') === undefined) return prepared.invalid;
 
   let given = retrieve(ctx, config, 'proxy-authorization');
   let entry = given ? ctx.index.byUsername.get(given.username) : undefined;

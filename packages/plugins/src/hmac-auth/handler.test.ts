@@ -34,6 +34,7 @@ const NODE_DIGEST: Record<HmacAlgorithm, string> = { 'hmac-sha1': 'sha1', 'hmac-
 
 interface Request {
   method?: string;
+  httpVersion?: string;
   path?: string;
   rawQuery?: string;
   headers: Record<string, string>;
@@ -45,7 +46,11 @@ function sign(request: Request, opts: { headerNames: string[]; algorithm?: HmacA
   const algorithm = opts.algorithm ?? 'hmac-sha256';
   const target = request.rawQuery ? `${request.path ?? '/'}?${request.rawQuery}` : (request.path ?? '/');
   const lines = opts.headerNames.map((name) =>
-    name === 'request-line' ? `${request.method ?? 'GET'} ${target} HTTP/1.1` : `${name}: ${request.headers[name.toLowerCase()]}`,
+    name === 'request-line'
+      ? `${request.method ?? 'GET'} ${target} HTTP/${request.httpVersion ?? '1.1'}`
+      : name === '@request-target'
+        ? `@request-target: ${(request.method ?? 'GET').toLowerCase()} ${target}`
+        : `${name}: ${request.headers[name.toLowerCase()]}`,
   );
   const signature = createHmac(NODE_DIGEST[algorithm], opts.secret ?? SECRET).update(lines.join('\n')).digest('base64');
   return `hmac username="${opts.username ?? 'alice-hmac'}", algorithm="${algorithm}", headers="${opts.headerNames.join(' ')}", signature="${signature}"`;
@@ -57,6 +62,7 @@ function contextFor(request: Request) {
   const ctx: PluginContext<HmacAuthIndex> = {
     req: {
       method: request.method ?? 'GET',
+      httpVersion: request.httpVersion,
       path: request.path ?? '/',
       headers: request.headers,
       query: new URLSearchParams(request.rawQuery ?? ''),
@@ -226,6 +232,19 @@ describe('hmac-auth authentication', () => {
     const tampered = { ...request, rawQuery: 'x=2&y=%2F' };
     await expectRefused(authenticate(tampered), MISMATCH);
     await expectRefused(authenticate({ ...request, method: 'PUT' }), MISMATCH);
+  });
+
+  it('should pass with GET with @request-target (the lower-case method and the path with its query)', async () => {
+    const request = signed(['date', 'content-md5', '@request-target'], { path: '/request', rawQuery: 'a=1', headers: { 'content-md5': 'md5' } });
+    expect((await authenticate(request)).ok).toBe(true);
+    await expectRefused(authenticate({ ...request, method: 'POST' }), MISMATCH);
+    await expectRefused(authenticate({ ...request, rawQuery: 'a=2' }), MISMATCH);
+  });
+
+  it('should encode http-1 requests as http/1.0: the request line carries the request\'s own HTTP version', async () => {
+    const request = signed(['date', 'content-md5', 'request-line'], { path: '/request', httpVersion: '1.0', headers: { 'content-md5': 'md5' } });
+    expect((await authenticate(request)).ok).toBe(true);
+    await expectRefused(authenticate({ ...request, httpVersion: '1.1' }), MISMATCH);
   });
 
   it('covers the values of the signed headers', async () => {

@@ -68,15 +68,18 @@ export function dateWithinSkew(req: PluginRequest, clockSkewSeconds: number, now
 }
 
 /**
- * The string the client signed: for each listed header `name: value`, joined by newlines; `request-line` (when no
- * header has that name) stands for `METHOD /path?query HTTP/1.1`; a listed header the request lacks gives `name:`.
+ * The string the client signed: for each listed header `name: value`, joined by newlines. Names no header has:
+ * `request-line` stands for `METHOD /path?query HTTP/<version>` (the request's own HTTP version, `1.1` when the caller
+ * does not say), `@request-target` for `@request-target: <method in lower case> /path?query`; any other gives `name:`.
  */
 export function signingString(req: PluginRequest, headerNames: readonly string[], rawQuery: string): string {
   const lines: string[] = [];
+  const target = rawQuery === '' ? req.path : `${req.path}?${rawQuery}`;
   for (const name of headerNames) {
     const value = headerValue(req, name);
     if (value !== undefined) lines.push(`${name}: ${value}`);
-    else if (name === 'request-line') lines.push(`${req.method} ${rawQuery === '' ? req.path : `${req.path}?${rawQuery}`} HTTP/1.1`);
+    else if (name === 'request-line') lines.push(`${req.method} ${target} HTTP/${req.httpVersion ?? '1.1'}`);
+    else if (name === '@request-target') lines.push(`@request-target: ${req.method.toLowerCase()} ${target}`);
     else lines.push(`${name}:`);
   }
   return lines.join('\n');

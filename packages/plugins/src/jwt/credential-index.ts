@@ -53,6 +53,14 @@ export class JwtCredential {
    * index is built; the WebCrypto handle is created on first use and shared by every later request of the snapshot.
    * `secretIsBase64` (config.secret_is_base64) decodes the HS* secret first.
    */
+  /**
+   * EdDSA credentials: the public key, which node:crypto verifies synchronously (WebCrypto, and so jose, has no
+   * Ed448); null when it does not parse (Kong's "Invalid key/secret") or for another algorithm.
+   */
+  edwardsKey(): KeyObject | null {
+    return this.algorithm === 'EdDSA' ? this.publicKey : null;
+  }
+
   keyFor(secretIsBase64: boolean): Promise<VerificationKey> | null {
     if (!isHmacAlgorithm(this.algorithm)) {
       if (this.publicKey === null) return null;

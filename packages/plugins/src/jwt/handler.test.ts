@@ -1,3 +1,4 @@
+import { generateKeyPairSync, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type JWTPayload } from 'jose';
 import { emptyConfig, type Consumer, type SnapshotConfig } from '@gatehouse/core';
@@ -13,6 +14,7 @@ const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
 const bob: Consumer = { id: '22222222-2222-4222-8222-222222222222', username: 'bob', custom_id: 'b-1', tags: null, created_at: now, updated_at: now };
 const GONE = '33333333-3333-4333-8333-333333333333';
+const ED448 = generateKeyPairSync('ed448');
 
 const ASYMMETRIC: Exclude<JwtAlgorithm, 'HS256' | 'HS384' | 'HS512'>[] = [
   'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA',
@@ -46,11 +48,19 @@ beforeAll(async () => {
     { id: 'j-not-b64', consumer: { id: bob.id }, key: 'not-b64-key', secret: 'not*base64!', algorithm: 'HS256', rsa_public_key: null },
     { id: 'j-broken-pem', consumer: { id: bob.id }, key: 'broken-pem-key', secret: 's', algorithm: 'RS256', rsa_public_key: 'not a pem' },
     { id: 'j-orphan', consumer: { id: GONE }, key: 'orphan-key', secret: HMAC_SECRET, algorithm: 'HS256', rsa_public_key: null },
+    { id: 'j-ed448', consumer: { id: bob.id }, key: 'ed448-key', secret: 'unused', algorithm: 'EdDSA', rsa_public_key: ED448.publicKey.export({ type: 'spki', format: 'pem' }) as string },
+    { id: 'j-eddsa-rsa', consumer: { id: bob.id }, key: 'eddsa-rsa-key', secret: 'unused', algorithm: 'EdDSA', rsa_public_key: publicPems.RS256! },
     ...ASYMMETRIC.map((alg) => ({ id: `j-${alg}`, consumer: { id: bob.id }, key: `${alg}-key`, secret: 'unused', algorithm: alg, rsa_public_key: publicPems[alg]! })),
   ];
   snapshot = { ...emptyConfig(), consumers: [alice, bob], credentials: { jwt_secrets: rows } };
   index = jwt.compile!(snapshot);
 }, 30_000);
+
+/** jose signs no Ed448 (WebCrypto has none): the token is put together by hand and signed with node:crypto */
+function signEd448(claims: JWTPayload, privateKey: KeyObject = ED448.privateKey): string {
+  const signingInput = `${b64url({ typ: 'JWT', alg: 'EdDSA' })}.${b64url(claims)}`;
+  return `${signingInput}.${cryptoSign(null, Buffer.from(signingInput), privateKey).toString('base64url')}`;
+}
 
 const secretBytes = (secret: string | Uint8Array) => (typeof secret === 'string' ? new TextEncoder().encode(secret) : secret);
 
@@ -233,6 +243,21 @@ describe('jwt authentication', () => {
       const result = await authenticate(bearer(await sign({ iss: `${alg}-key` }, alg, pairs[alg]!.privateKey)));
       expect(result).toEqual({ ok: true, consumer: bob, credential: { id: `j-${alg}`, identifier: `${alg}-key`, consumerId: bob.id } });
     }
+  });
+
+  it('verifies JWT with Ed25519 key', async () => {
+    const result = await authenticate(bearer(await sign({ iss: 'EdDSA-key' }, 'EdDSA', pairs.EdDSA!.privateKey)));
+    expect(result).toEqual({ ok: true, consumer: bob, credential: { id: 'j-EdDSA', identifier: 'EdDSA-key', consumerId: bob.id } });
+  });
+
+  it('verifies JWT with Ed448 key', async () => {
+    const result = await authenticate(bearer(signEd448({ iss: 'ed448-key' })));
+    expect(result).toEqual({ ok: true, consumer: bob, credential: { id: 'j-ed448', identifier: 'ed448-key', consumerId: bob.id } });
+  });
+
+  it('refuses an EdDSA token signed by another Ed448 key, or checked against a key that is not an Edwards key', async () => {
+    await expectRefused(authenticate(bearer(signEd448({ iss: 'ed448-key' }, generateKeyPairSync('ed448').privateKey))), { message: 'Invalid signature' });
+    await expectRefused(authenticate(bearer(signEd448({ iss: 'eddsa-rsa-key' }))), { message: 'Invalid signature' });
   });
 
   it('refuses a token signed by another private key', async () => {

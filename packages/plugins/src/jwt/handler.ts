@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
 import type { AuthResult, PluginContext } from '../contract';
 import type { JwtCredential, JwtIndex } from './credential-index';
@@ -21,6 +21,23 @@ export function hmacSignatureValid(token: string, algorithm: string, secret: Buf
   if (signature === null) return false;
   const expected = createHmac(HMAC_DIGEST[algorithm]!, secret).update(token.slice(0, dot)).digest();
   return signature.length === expected.length && timingSafeEqual(signature, expected);
+}
+
+/**
+ * An EdDSA signature (Ed25519 or Ed448, RFC 8037) over `header.payload`, checked synchronously; a key of another type
+ * never verifies.
+ */
+export function edwardsSignatureValid(token: string, key: KeyObject): boolean {
+  const type = key.asymmetricKeyType;
+  if (type !== 'ed25519' && type !== 'ed448') return false;
+  const dot = token.lastIndexOf('.');
+  const signature = decodeBase64Loose(token.slice(dot + 1));
+  if (signature === null) return false;
+  try {
+    return verify(null, Buffer.from(token.slice(0, dot)), key, signature);
+  } catch {
+    return false;
+  }
 }
 
 /** What a config turns into once: lower-cased header names, the challenge headers and the fixed refusals. */
@@ -89,7 +106,8 @@ function afterSignature(prepared: PreparedConfig, config: JwtConfig, decoded: De
  * Kong's jwt flow: find exactly one token, decode it, pick the credential named by the key claim (claims first, then
  * the header), insist that the token's `alg` is the credential's algorithm (the token never chooses how it is
  * verified), verify the signature, then the registered claims and the maximum expiration. HS* tokens are verified
- * with node:crypto and answer synchronously; the asymmetric algorithms go through jose.
+ * with node:crypto and answer synchronously, EdDSA (Ed25519 and Ed448) too; the other asymmetric algorithms go
+ * through jose.
  */
 export function jwtAuthenticate(ctx: PluginContext<JwtIndex>, config: JwtConfig): AuthResult | Promise<AuthResult> {
   const prepared = prepare(config);
@@ -114,6 +132,13 @@ export function jwtAuthenticate(ctx: PluginContext<JwtIndex>, config: JwtConfig)
     const secret = credential.hmacSecret(config.secret_is_base64);
     if (secret === null) return refuse(prepared, 'Invalid key/secret');
     if (!hmacSignatureValid(token, credential.algorithm, secret)) return refuse(prepared, 'Invalid signature');
+    return afterSignature(prepared, config, decoded, credential);
+  }
+
+  if (credential.algorithm === 'EdDSA') {
+    const edwards = credential.edwardsKey();
+    if (edwards === null) return refuse(prepared, 'Invalid key/secret');
+    if (!edwardsSignatureValid(token, edwards)) return refuse(prepared, 'Invalid signature');
     return afterSignature(prepared, config, decoded, credential);
   }
 

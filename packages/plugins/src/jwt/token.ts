@@ -1,20 +1,10 @@
 import type { PluginRequest } from '../contract';
+import { firstHeaderValue } from '../shared/first-header';
 
 /** Marks a request carrying more than one distinct token. */
 export const MULTIPLE_TOKENS = Symbol('multiple tokens');
 
 const BEARER = /\s*[Bb]earer\s+(.+)/;
-
-/** The first value of a header as the client sent it; Node joins repeated custom headers with ", ". */
-function firstHeaderValue(req: PluginRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  if (value === undefined) return undefined;
-  if (Array.isArray(value)) return value[0];
-  if (req.rawHeaders && value.includes(',')) {
-    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === name) return req.rawHeaders[i + 1];
-  }
-  return value;
-}
 
 /** The first cookie called `name` (cookie names compared without case, as nginx does). */
 function cookieValue(req: PluginRequest, name: string): string | undefined {

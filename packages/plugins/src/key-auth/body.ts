@@ -1,4 +1,5 @@
 // Reading and rewriting one field of a request body, for key_in_body: form-urlencoded, JSON and multipart.
+import { boundaryOf, multipartParts } from '../shared/multipart';
 
 /** What a body field holds: one value, several values (a duplicate), or nothing usable. */
 export type BodyField = { kind: 'one'; value: string } | { kind: 'many' } | { kind: 'none' };
@@ -15,43 +16,6 @@ function kindOf(contentType: string | undefined): BodyKind {
   if (type.startsWith('application/json') || /^application\/[^;]*\+json/.test(type)) return 'json';
   if (type.startsWith('multipart/form-data')) return 'multipart';
   return null;
-}
-
-function boundaryOf(contentType: string): string | null {
-  const m = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
-  return m ? (m[1] ?? m[2]!.trim()) : null;
-}
-
-interface MultipartPart {
-  name: string | null;
-  filename: boolean;
-  value: Buffer;
-  /** byte range of the whole part, delimiter included, so it can be cut out */
-  start: number;
-  end: number;
-}
-
-/** Splits a multipart body into its parts; null when the body is not well formed. */
-function multipartParts(body: Buffer, boundary: string): MultipartPart[] | null {
-  const delimiter = Buffer.from(`--${boundary}`);
-  const parts: MultipartPart[] = [];
-  let pos = body.indexOf(delimiter);
-  if (pos < 0) return null;
-  for (;;) {
-    const afterDelimiter = pos + delimiter.length;
-    if (body[afterDelimiter] === 0x2d && body[afterDelimiter + 1] === 0x2d) return parts; // closing "--"
-    const headersStart = body.indexOf('\r\n', afterDelimiter);
-    if (headersStart < 0) return null;
-    const headersEnd = body.indexOf('\r\n\r\n', headersStart);
-    if (headersEnd < 0) return null;
-    const next = body.indexOf(Buffer.from(`\r\n--${boundary}`), headersEnd);
-    if (next < 0) return null;
-    const headerText = body.subarray(headersStart + 2, headersEnd).toString('latin1');
-    const disposition = /content-disposition:[^\r\n]*/i.exec(headerText)?.[0] ?? '';
-    const name = /\bname="([^"]*)"/i.exec(disposition)?.[1] ?? null;
-    parts.push({ name, filename: /\bfilename=/i.test(disposition), value: body.subarray(headersEnd + 4, next), start: pos, end: next + 2 });
-    pos = next + 2;
-  }
 }
 
 /** Finds field `name` in the body; a repeated field or a JSON array is a duplicate. Unparsable bodies hold nothing. */

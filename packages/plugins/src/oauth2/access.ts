@@ -5,6 +5,7 @@ import { hasBodyParams, isFormBody, readParams } from './params';
 import { tokenStoreOf } from './runtime-store';
 import type { OAuth2Config } from './schema';
 import { tokenDigest, type OAuth2Token } from './token-store';
+import { firstHeaderValue } from '../shared/first-header';
 import { perConfig } from '../shared/per-config';
 
 const INVALID_DESCRIPTION = 'The access token is invalid or has expired';
@@ -33,6 +34,7 @@ const refusals = perConfig((config: OAuth2Config): Refusals => {
       response: {
         status: 401,
         body: { error: 'invalid_token', error_description: "The access token is global, but the current plugin is configured without 'global_credentials'" },
+        headers: { 'www-authenticate': `${bearer} error="invalid_token" error_description="${INVALID_DESCRIPTION}"` },
       },
     },
   };
@@ -46,9 +48,9 @@ const refusals = perConfig((config: OAuth2Config): Refusals => {
  */
 async function accessTokenOf(ctx: OAuth2Context, config: OAuth2Config): Promise<string | undefined> {
   const headerName = config.auth_header_name.toLowerCase();
-  const header = ctx.req.headers[headerName];
-  if (header !== undefined) {
-    const value = Array.isArray(header) ? header.join(', ') : header;
+  // the first of repeated headers, as Kong's get_header reads it
+  const value = firstHeaderValue(ctx.req, headerName);
+  if (value !== undefined) {
     const parts = value.split(/\s+/).filter((p) => p !== '');
     const scheme = parts[0]?.toLowerCase();
     const bearer = parts.length === 2 && (scheme === 'bearer' || scheme === 'token');

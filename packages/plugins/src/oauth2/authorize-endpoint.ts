@@ -82,28 +82,26 @@ export async function serveAuthorize(ctx: OAuth2Context, config: OAuth2Config, s
         error = INVALID_REDIRECT;
         redirectUri = registered[0];
       }
-      if (error === null && !('error' in scope)) {
+      // Kong reads the PKCE challenge for both response types, and its refusal replaces an earlier one
+      const challenge = readChallenge(params, client, config);
+      if ('error' in challenge) error = challenge.error;
+      if (error === null && !('error' in scope) && !('error' in challenge)) {
         const userid = params.get('authenticated_userid')!;
         if (responseType === 'code') {
-          const challenge = readChallenge(params, client, config);
-          if ('error' in challenge) {
-            error = challenge.error;
-          } else {
-            const code = randomCredentialString();
-            await store.saveCode(
-              {
-                code_digest: tokenDigest(code),
-                created_at: Math.floor(Date.now() / 1000),
-                credential: { id: client.id },
-                service: serviceBinding(ctx, config),
-                authenticated_userid: userid,
-                scope: scope.scope,
-                ...challenge,
-              },
-              AUTHORIZATION_CODE_TTL,
-            );
-            success = { code };
-          }
+          const code = randomCredentialString();
+          await store.saveCode(
+            {
+              code_digest: tokenDigest(code),
+              created_at: Math.floor(Date.now() / 1000),
+              credential: { id: client.id },
+              service: serviceBinding(ctx, config),
+              authenticated_userid: userid,
+              scope: scope.scope,
+              ...challenge,
+            },
+            AUTHORIZATION_CODE_TTL,
+          );
+          success = { code };
         } else {
           success = await issueToken(store, ctx, config, { client, authenticatedUserid: userid, scope: scope.scope, state, withRefresh: false });
           implicit = true;

@@ -134,8 +134,10 @@ describe('oauth2 endpoints', () => {
     const reply = await endpoint({ method: 'GET' });
     expect(reply.status).toBe(405);
     expect(reply.body).toEqual({ error: 'invalid_method', error_description: 'The HTTP method GET is invalid for the token endpoint' });
-    const put = await endpoint({ method: 'PUT', path: '/oauth2/authorize' });
-    expect(put.body.error_description).toBe('The HTTP method PUT is invalid for the authorize endpoint');
+    expect(reply.headers['www-authenticate']).toBe('Bearer error="invalid_method" error_description="The HTTP method GET is invalid for the token endpoint"');
+    const put = await endpoint({ method: 'PUT', path: '/oauth2/authorize' }, config({ realm: 'shop' }));
+    expect(put.body.error_description).toBe('The HTTP method PUT is invalid for the authorization endpoint');
+    expect(put.headers['www-authenticate']).toBe('Bearer realm="shop" error="invalid_method" error_description="The HTTP method PUT is invalid for the authorization endpoint"');
   });
 
   describe('HTTPS', () => {
@@ -325,47 +327,119 @@ describe('oauth2 endpoints', () => {
 
     describe('PKCE', () => {
       const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+      const spa = { response_type: 'code', client_id: 'spa-id', provision_key: PROVISION, authenticated_userid: 'u', state: 'hello' };
+      const codeFor = async (form: Record<string, string>, conf?: OAuth2Config) => params((await authorize(form, {}, conf)).body.redirect_uri);
+      const exchange = (form: Record<string, string>, conf?: OAuth2Config) => token({ grant_type: 'authorization_code', ...form }, {}, conf);
 
-      it('S256: the code goes only to the holder of the verifier', async () => {
-        const code = params((await askCode({ code_challenge: s256(verifier), code_challenge_method: 'S256' })).body.redirect_uri).code!;
-        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code })).body).toEqual({
-          error: 'invalid_request',
-          error_description: 'code_verifier is required for PKCE authorization requests',
-        });
-        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code, code_verifier: 'wrong' })).body).toEqual({
-          error: 'invalid_grant',
-          error_description: 'code_verifier does not match code_challenge',
-        });
-        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code, code_verifier: verifier })).status).toBe(200);
+      it('fails when code challenge method is not supported (S256 only; s256 is read as S256)', async () => {
+        expect(await codeFor({ ...spa, code_challenge: '1234', code_challenge_method: 'foo' })).toEqual({ error: 'invalid_request', error_description: 'code_challenge_method is not supported, must be S256', state: 'hello' });
+        expect((await codeFor({ ...spa, code_challenge: '1234', code_challenge_method: 'plain' })).error_description).toBe('code_challenge_method is not supported, must be S256');
+        expect((await codeFor({ ...spa, code_challenge: s256(verifier), code_challenge_method: 's256' })).code).toEqual(expect.any(String));
       });
 
-      it('defaults the method to S256 and accepts plain', async () => {
-        const s = params((await askCode({ code_challenge: s256(verifier) })).body.redirect_uri).code!;
-        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code: s, code_verifier: verifier })).status).toBe(200);
-        const p = params((await askCode({ code_challenge: 'plain-verifier', code_challenge_method: 'plain' })).body.redirect_uri).code!;
-        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code: p, code_verifier: 'plain-verifier' })).status).toBe(200);
-        const bad = await askCode({ code_challenge: 'x', code_challenge_method: 'S512' });
-        expect(params(bad.body.redirect_uri).error_description).toBe('code_challenge_method is not supported, must be S256 or plain');
+      it('fails when code challenge method is provided without code challenge', async () => {
+        expect((await codeFor({ ...spa, code_challenge_method: 'S256' })).error_description).toBe('code_challenge is required when code_method is present');
       });
 
-      it('lax: a public application must use PKCE and may leave its secret out', async () => {
-        const spa = { response_type: 'code', client_id: 'spa-id', provision_key: PROVISION, authenticated_userid: 'u' };
-        expect(params((await authorize(spa)).body.redirect_uri).error_description).toBe('code_challenge is required for public clients');
-        const code = params((await authorize({ ...spa, code_challenge: s256(verifier) })).body.redirect_uri).code!;
-        const reply = await token({ grant_type: 'authorization_code', client_id: 'spa-id', code, code_verifier: verifier });
-        expect(reply.status).toBe(200);
-        // the secret stays optional only where PKCE stands in for it
-        expect((await token({ grant_type: 'client_credentials', client_id: 'spa-id' })).body.error).toBe('invalid_client');
+      it('fails when code challenge is not included for public client', async () => {
+        expect((await codeFor(spa)).error_description).toBe('code_challenge is required for public clients');
       });
 
-      it('strict: every application must send a challenge; none: challenges are ignored', async () => {
-        expect(params((await askCode({}, config({ pkce: 'strict' }))).body.redirect_uri).error_description).toBe('code_challenge is required for all clients');
-        const none = config({ pkce: 'none' });
-        const code = params((await askCode({ code_challenge: s256(verifier) }, none)).body.redirect_uri).code!;
-        expect((await token({ grant_type: 'authorization_code', ...appCredentials, code }, {}, none)).status).toBe(200);
-        const spaCode = params((await authorize({ response_type: 'code', client_id: 'spa-id', provision_key: PROVISION, authenticated_userid: 'u' }, {}, none)).body.redirect_uri).code!;
-        // without PKCE a public application has to authenticate like any other
-        expect((await token({ grant_type: 'authorization_code', client_id: 'spa-id', code: spaCode }, {}, none)).body.error).toBe('invalid_client');
+      it('fails when code challenge is not included for confidential client when conf.pkce is strict', async () => {
+        expect((await codeFor({ ...spa, client_id: 'app-id' }, config({ pkce: 'strict' }))).error_description).toBe('code_challenge is required for confidential clients');
+      });
+
+      it('returns success when code challenge is not included for public client when conf.pkce is none', async () => {
+        expect((await codeFor(spa, config({ pkce: 'none' }))).code).toEqual(expect.any(String));
+      });
+
+      it('returns success and saves code challenge', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: '1234', code_challenge_method: 'S256' });
+        expect(await store.findCode(code!)).toMatchObject({ challenge: '1234', challenge_method: 'S256' });
+      });
+
+      it('succeeds when using code challenge (a public app with its client_id alone)', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: s256(verifier) });
+        expect((await exchange({ client_id: 'spa-id', code: code!, code_verifier: verifier })).status).toBe(200);
+      });
+
+      it('succeeds when authorization header used for public app with empty secret', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: s256(verifier) });
+        expect((await token({ grant_type: 'authorization_code', code: code!, code_verifier: verifier }, { headers: { authorization: basic('spa-id', '') } })).status).toBe(200);
+      });
+
+      it('fails when a secret provided for public app (in the body or in the header)', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: s256(verifier) });
+        const disallowed = { error: 'invalid_request', error_description: 'client_secret is disallowed for public clients' };
+        const inBody = await exchange({ client_id: 'spa-id', client_secret: 'spa-secret', code: code!, code_verifier: verifier });
+        expect([inBody.status, inBody.body]).toEqual([400, disallowed]);
+        const inHeader = await token({ grant_type: 'authorization_code', code: code!, code_verifier: verifier }, { headers: { authorization: basic('spa-id', 'spa-secret') } });
+        expect([inHeader.status, inHeader.body]).toEqual([400, disallowed]);
+        expect((await token({ grant_type: 'refresh_token', client_id: 'spa-id', client_secret: 'spa-secret', refresh_token: 'x' })).body).toEqual(disallowed);
+      });
+
+      it('fails when no code_verifier provided for public app', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: s256(verifier) });
+        expect((await exchange({ client_id: 'spa-id', code: code! })).body).toEqual({ error: 'invalid_request', error_description: 'code_verifier is required for PKCE authorization requests' });
+      });
+
+      it('success when code challenge contains padding, or + or / characters', async () => {
+        for (const [v, challenge] of [
+          ['abcdelfhigklmnopqrstuvwxyz0123456789abcdefg', '2aC4cMSkAsMRtZbhHhiZkDW3sddRf_iTRGil1r9gi8w='],
+          ['abcdelfhigklmnopqrstuvwxyz0123456789abcdefghijklmnop9', '0LoS6Gtrw16r07+ZXsCf8MeAi21QHmKc3LJdUCA5w/o='],
+        ] as const) {
+          const { code } = await codeFor({ ...spa, code_challenge: challenge });
+          expect((await exchange({ client_id: 'spa-id', code: code!, code_verifier: v })).status).toBe(200);
+        }
+      });
+
+      it('fails when code verifier is greater than 128 characters, less than 43, or empty', async () => {
+        const between = { error: 'invalid_request', error_description: 'code_verifier must be between 43 and 128 characters' };
+        for (const v of ['abc123'.repeat(30), 'abc123', '']) {
+          const { code } = await codeFor({ ...spa, code_challenge: s256(v) });
+          expect((await exchange({ client_id: 'spa-id', code: code!, code_verifier: v })).body).toEqual(between);
+        }
+      });
+
+      it('fails when code verifier is not a string', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: 'abc123' });
+        const reply = await endpoint({ json: { grant_type: 'authorization_code', client_id: 'spa-id', code, code_verifier: 12 } });
+        expect(reply.body).toEqual({ error: 'invalid_request', error_description: 'code_verifier is not a string' });
+      });
+
+      it('fails when code verifier does not match challenge (also for a confidential app when conf.pkce is strict)', async () => {
+        const { code } = await codeFor({ ...spa, code_challenge: s256(verifier) });
+        expect((await exchange({ client_id: 'spa-id', code: code!, code_verifier: `${verifier}x` })).body).toEqual({ error: 'invalid_grant', error_description: 'Invalid code' });
+        const strict = config({ pkce: 'strict' });
+        const { code: appCode } = await codeFor({ ...spa, client_id: 'app-id', code_challenge: s256(verifier) }, strict);
+        expect((await exchange({ ...appCredentials, code: appCode!, code_verifier: `${verifier}x` }, strict)).body).toEqual({ error: 'invalid_grant', error_description: 'Invalid code' });
+      });
+
+      it('fails when no code verifier provided for confidential app with pkce when conf.pkce is lax or none', async () => {
+        for (const pkce of ['lax', 'none']) {
+          const conf = config({ pkce });
+          const { code } = await codeFor({ ...spa, client_id: 'app-id', code_challenge: s256(verifier) }, conf);
+          expect((await exchange({ ...appCredentials, code: code! }, conf)).body).toEqual({ error: 'invalid_request', error_description: 'code_verifier is required for PKCE authorization requests' });
+        }
+      });
+
+      it('fails when no code verifier provided for confidential app when conf.pkce is strict (a code issued without challenge)', async () => {
+        const { code } = await codeFor({ ...spa, client_id: 'app-id' });
+        expect((await exchange({ ...appCredentials, code: code! }, config({ pkce: 'strict' }))).body).toEqual({ error: 'invalid_request', error_description: 'code_verifier is required for PKCE authorization requests' });
+      });
+
+      it('suceeds when no code verifier provided for confidential app without pkce when conf.pkce is none or lax', async () => {
+        for (const pkce of ['none', 'lax']) {
+          const conf = config({ pkce });
+          const { code } = await codeFor({ ...spa, client_id: 'app-id' }, conf);
+          expect((await exchange({ ...appCredentials, code: code! }, conf)).status).toBe(200);
+        }
+      });
+
+      it('success when no code_verifier provided for public app without pkce when conf.pkce is none', async () => {
+        const conf = config({ pkce: 'none' });
+        const { code } = await codeFor(spa, conf);
+        expect((await exchange({ client_id: 'spa-id', code: code! }, conf)).status).toBe(200);
       });
     });
   });
@@ -456,6 +530,14 @@ describe('oauth2 access', () => {
     expect(refusal((await access({ headers: { authorization: `Bearer ${accessToken}` } }, custom)).result)?.status).toBe(401);
   });
 
+  it('works when a correct access_token is being sent in duplicate custom headers (the first one counts)', async () => {
+    const custom = config({ auth_header_name: 'custom-header-name' });
+    const accessToken = await issue(custom);
+    const twice = `bearer ${accessToken}`;
+    const request = { headers: { 'custom-header-name': `${twice}, ${twice}` }, rawHeaders: ['custom-header-name', twice, 'custom-header-name', twice] };
+    expect((await access(request, custom)).result.ok).toBe(true);
+  });
+
   it('answers 401 invalid_request "The access token is missing" with a Bearer challenge', async () => {
     expect(refusal((await access({})).result)).toEqual({
       status: 401,
@@ -506,10 +588,13 @@ describe('oauth2 access', () => {
     const accessToken = await issue(global);
     expect((await store.findByAccessDigest(tokenDigest(accessToken)))!.service).toBeNull();
     expect((await access({ headers: { authorization: `Bearer ${accessToken}` }, service: serviceB }, global)).result.ok).toBe(true);
-    expect(refusal((await access({ headers: { authorization: `Bearer ${accessToken}` } })).result)?.body).toEqual({
+    const refused = refusal((await access({ headers: { authorization: `Bearer ${accessToken}` } })).result);
+    expect(refused?.body).toEqual({
       error: 'invalid_token',
       error_description: "The access token is global, but the current plugin is configured without 'global_credentials'",
     });
+    // responds 401 when using global token against non-global plugin, with Kong's challenge
+    expect(refused?.headers).toEqual({ 'www-authenticate': 'Bearer error="invalid_token" error_description="The access token is invalid or has expired"' });
   });
 
   it('hide_credentials removes the token from the header, the query string or the form body', async () => {

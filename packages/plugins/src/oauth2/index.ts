@@ -18,11 +18,16 @@ export function oauth2EndpointOf(path: string): Endpoint | null {
   return null;
 }
 
+/** Kong's 405 for another method than POST; the authorize endpoint is called the "authorization" endpoint there. */
+function invalidMethod(method: string, endpoint: Endpoint, config: OAuth2Config) {
+  const description = `The HTTP method ${method} is invalid for the ${endpoint === 'token' ? 'token' : 'authorization'} endpoint`;
+  const realm = config.realm === null ? '' : ` realm="${config.realm}"`;
+  return endpointResponse(405, { error: 'invalid_method', error_description: description }, { 'www-authenticate': `Bearer${realm} error="invalid_method" error_description="${description}"` });
+}
+
 function serve(ctx: PluginContext<OAuth2Index>, config: OAuth2Config) {
   const endpoint = oauth2EndpointOf(ctx.req.path)!;
-  if (ctx.req.method !== 'POST') {
-    return endpointResponse(405, { error: 'invalid_method', error_description: `The HTTP method ${ctx.req.method} is invalid for the ${endpoint} endpoint` });
-  }
+  if (ctx.req.method !== 'POST') return invalidMethod(ctx.req.method, endpoint, config);
   const store = tokenStoreOf(ctx.runtime);
   return endpoint === 'token' ? serveToken(ctx, config, store) : serveAuthorize(ctx, config, store);
 }

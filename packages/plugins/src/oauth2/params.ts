@@ -25,7 +25,11 @@ const KNOWN = [
  * a body value replacing a query value of the same name (Kong merges them so).
  */
 export class OAuth2Params {
-  constructor(private readonly values: Map<string, string[]>) {}
+  /** `nonStrings`: names whose JSON value was a number, a boolean or an array (Kong sees no string there) */
+  constructor(
+    private readonly values: Map<string, string[]>,
+    private readonly nonStrings: ReadonlySet<string> = new Set(),
+  ) {}
 
   /** the value when given exactly once; a repeated parameter is not a usable value */
   get(name: string): string | undefined {
@@ -40,6 +44,11 @@ export class OAuth2Params {
   /** given more than once (Kong sees a table, not a string) */
   repeated(name: string): boolean {
     return (this.values.get(name)?.length ?? 0) > 1;
+  }
+
+  /** given, but not as one string: repeated, or a JSON number, boolean or array */
+  notAString(name: string): boolean {
+    return this.repeated(name) || (this.values.has(name) && this.nonStrings.has(name));
   }
 }
 
@@ -68,7 +77,7 @@ function jsonValues(value: unknown): string[] | null {
   return null;
 }
 
-function bodyValues(body: Buffer, contentType: string): Map<string, string[]> {
+function bodyValues(body: Buffer, contentType: string, nonStrings: Set<string>): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (body.length === 0) return out;
   if (contentType.startsWith('application/x-www-form-urlencoded')) {
@@ -84,6 +93,7 @@ function bodyValues(body: Buffer, contentType: string): Map<string, string[]> {
     for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
       const values = jsonValues(value);
       if (values) out.set(name, values);
+      if (values && typeof value !== 'string') nonStrings.add(name);
     }
   } else if (contentType.startsWith('multipart/form-data')) {
     for (const name of KNOWN) {
@@ -104,10 +114,11 @@ export function queryParams(req: PluginRequest): Map<string, string[]> {
 /** Query and body parameters (the body only for POST, PUT and PATCH). */
 export async function readParams(req: PluginRequest): Promise<OAuth2Params> {
   const values = queryParams(req);
+  const nonStrings = new Set<string>();
   if (hasBodyParams(req)) {
-    for (const [name, given] of bodyValues(await req.readBody(), contentTypeOf(req))) values.set(name, given);
+    for (const [name, given] of bodyValues(await req.readBody(), contentTypeOf(req), nonStrings)) values.set(name, given);
   }
-  return new OAuth2Params(values);
+  return new OAuth2Params(values, nonStrings);
 }
 
 export function isFormBody(req: PluginRequest): boolean {

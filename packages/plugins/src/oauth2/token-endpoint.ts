@@ -30,17 +30,15 @@ function clientCredentials(ctx: OAuth2Context, params: OAuth2Params, config: OAu
   return colon < 0 ? { clientId: decoded, clientSecret: undefined, fromHeader: true } : { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1), fromHeader: true };
 }
 
-/**
- * A public application (one that cannot keep a secret) may leave the secret out where PKCE or an earlier exchange
- * stands in for it: the authorization code grant and the refresh token grant, unless PKCE is switched off.
- */
-function secretOptional(client: OAuth2Client, grantType: string | undefined, config: OAuth2Config): boolean {
-  return client.client_type === 'public' && config.pkce !== 'none' && (grantType === 'authorization_code' || grantType === 'refresh_token');
-}
+const PUBLIC_WITH_SECRET = oauthError('invalid_request', 'client_secret is disallowed for public clients');
 
-async function clientAuthenticates(client: OAuth2Client, secret: string | undefined, grantType: string | undefined, config: OAuth2Config): Promise<boolean> {
-  if (secret === undefined) return secretOptional(client, grantType, config);
-  return client.secretMatches(secret);
+/**
+ * Kong's client check: a confidential application must present its secret; a public one (which cannot keep a secret)
+ * is known by its client_id alone and must not send a secret.
+ */
+async function clientProblem(client: OAuth2Client, secret: string | undefined): Promise<OAuthError | null> {
+  if (client.client_type === 'public') return secret !== undefined && secret.trim() !== '' ? PUBLIC_WITH_SECRET : null;
+  return (await client.secretMatches(secret ?? '')) ? null : INVALID_CLIENT;
 }
 
 function grantAllowed(grantType: string | undefined, config: OAuth2Config): boolean {
@@ -61,7 +59,8 @@ async function authorizationCodeGrant(store: TokenStore, ctx: OAuth2Context, con
   const service = serviceBinding(ctx, config);
   if (record === null || (service !== null && service.id !== record.service?.id)) return invalidCode;
   if (record.credential.id !== client.id) return invalidCode;
-  const pkce = pkceVerifierProblem(record, params.get('code_verifier'), client, config);
+  const verifier = params.has('code_verifier') ? (params.get('code_verifier') ?? '') : undefined;
+  const pkce = pkceVerifierProblem(record, verifier, params.notAString('code_verifier'), client, config);
   if (pkce !== null) return { error: pkce };
   // a code is exchanged once, whichever data plane sees it first
   if (!(await store.consumeCode(record.code_digest))) return invalidCode;
@@ -137,9 +136,10 @@ export async function serveToken(ctx: OAuth2Context, config: OAuth2Config, store
         const redirectUri = params.get('redirect_uri');
         if (redirectUri !== undefined && !(client.redirect_uris ?? []).includes(redirectUri)) error = INVALID_REDIRECT;
       }
-      if (!(await clientAuthenticates(client, credentials.clientSecret, grantType, config))) {
-        error = INVALID_CLIENT;
-        challenge = credentials.fromHeader;
+      const problem = await clientProblem(client, credentials.clientSecret);
+      if (problem !== null) {
+        error = problem;
+        challenge = problem === INVALID_CLIENT && credentials.fromHeader;
       }
     }
 

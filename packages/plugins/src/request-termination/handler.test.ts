@@ -69,6 +69,21 @@ describe('request-termination', () => {
     });
   });
 
+  it('echo has no body key when the body is not JSON or a form, and the default message of its status', async () => {
+    const response = (await run({ echo: true, status_code: 404 }, { body: 'cool body' })) as { body: { message: string; request: Record<string, unknown> } };
+    expect(response.body.message).toBe('Not found');
+    expect(JSON.parse(JSON.stringify(response.body.request))).not.toHaveProperty('body');
+    expect(response.body.request.raw_body).toBe('cool body');
+    expect(response.body.request.uri_captures).toEqual({ unnamed: [], named: {} });
+  });
+
+  it("echo reports the listener's port and the route's uri_captures when the gateway gives them", async () => {
+    const ctx = contextFor();
+    const req = { ...ctx.req, serverPort: 9000, uriCaptures: { unnamed: ['status'], named: { parameter: 'status' } } };
+    const response = (await requestTerminationAccess({ ...ctx, req }, requestTerminationConfigSchema.parse({ echo: true }))) as { body: { request: Record<string, unknown> } };
+    expect(response.body.request).toMatchObject({ host: 'gw.test', port: 9000, uri_captures: { unnamed: ['status'], named: { parameter: 'status' } } });
+  });
+
   it("enforces Kong's config rules", () => {
     const check = (config: Record<string, unknown>) => checkRequestTerminationConfig(requestTerminationConfigSchema.parse(config));
     expect(check({ message: 'm', body: 'b' })).toEqual({ '@config': 'message cannot be used with content_type or body' });

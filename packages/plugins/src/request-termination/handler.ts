@@ -19,7 +19,7 @@ const fixedResponse = perConfig((config: RequestTerminationConfig): PluginRespon
   if (config.body != null) {
     response = { status: config.status_code, body: config.body, headers: config.content_type != null ? { 'content-type': config.content_type } : {} };
   } else {
-    const message = config.message ?? DEFAULT_MESSAGES[config.status_code];
+    const message = messageOf(config);
     response = { status: config.status_code, body: message === undefined ? null : { message } };
   }
   return response;
@@ -38,15 +38,20 @@ function queryObject(query: URLSearchParams): Record<string, string | string[]> 
   return out;
 }
 
+/** Kong's `kong.request.get_body()`: JSON or form bodies parsed; any other, or one that does not parse, gives none. */
 function parsedBody(raw: Buffer, contentType: string | undefined): unknown {
   const type = (contentType ?? '').toLowerCase();
   try {
     if (type.startsWith('application/json')) return JSON.parse(raw.toString('utf8'));
     if (type.startsWith('application/x-www-form-urlencoded')) return queryObject(new URLSearchParams(raw.toString('utf8')));
   } catch {
-    return null;
+    return undefined;
   }
-  return null;
+  return undefined;
+}
+
+function messageOf(config: RequestTerminationConfig): string | undefined {
+  return config.message ?? DEFAULT_MESSAGES[config.status_code];
 }
 
 async function echo(ctx: PluginContext, config: RequestTerminationConfig): Promise<PluginResponse> {
@@ -54,22 +59,23 @@ async function echo(ctx: PluginContext, config: RequestTerminationConfig): Promi
   const raw = await req.readBody();
   const contentType = req.headers['content-type'];
   const host = String(req.headers.host ?? '');
-  const port = /:(\d+)$/.exec(host)?.[1];
+  const hostPort = /:(\d+)$/.exec(host)?.[1];
   return {
     status: config.status_code,
     body: {
-      message: config.message ?? undefined,
+      message: messageOf(config),
       kong: { node_id: (ctx.runtime.nodeId as string | undefined) ?? null, worker_pid: process.pid, hostname: hostname() },
       request: {
         scheme: req.scheme,
-        host: host.replace(/:\d+$/, ''),
-        port: port ? Number(port) : req.scheme === 'https' ? 443 : 80,
+        host: host.replace(/:\d+$/, '').toLowerCase(),
+        port: req.serverPort ?? (hostPort ? Number(hostPort) : req.scheme === 'https' ? 443 : 80),
         headers: req.headers,
         query: queryObject(req.query),
         body: parsedBody(raw, Array.isArray(contentType) ? contentType[0] : contentType),
         raw_body: raw.toString('utf8'),
         method: req.method,
         path: req.path,
+        uri_captures: req.uriCaptures ?? { unnamed: [], named: {} },
       },
       matched_route: ctx.route,
       matched_service: ctx.service,

@@ -2,6 +2,7 @@ import type { PluginContext, PluginResponse } from '../contract';
 import { appendToJson, appendToList, asList, isJsonObject, isJsonType, jsonFields, paramFields } from '../shared/fields';
 import { perConfig } from '../shared/per-config';
 import { applyPlan, planOf, type Fields, type TransformPlan } from '../shared/transform-ops';
+import { transformMultipart } from './multipart-body';
 import type { RequestTransformerConfig } from './schema';
 
 interface RequestPlans {
@@ -13,26 +14,30 @@ interface RequestPlans {
 const plansOf = perConfig((config: RequestTransformerConfig): RequestPlans => {
   const { remove, rename, replace, add, append } = config;
   return {
-    headers: planOf(remove.headers, rename.headers, replace.headers, add.headers, append.headers, true),
+    // header names keep the configured case (what goes upstream); lookups ignore case
+    headers: planOf(remove.headers, rename.headers, replace.headers, add.headers, append.headers),
     querystring: planOf(remove.querystring, rename.querystring, replace.querystring, add.querystring, append.querystring),
     body: planOf(remove.body, rename.body, replace.body, add.body, append.body),
   };
 });
 
 /**
- * Upstream headers as operation fields: read through earlier plugins' changes, written back only where touched. A
- * class, so a request allocates one object and no closures.
+ * Upstream headers as operation fields, names compared without case: read through earlier plugins' changes, written
+ * back only where touched, each under the name as the config entry that wrote it spells it (Kong keeps the configured
+ * case). A class, so a request allocates one object and no closures.
  */
 class UpstreamHeaderFields implements Fields<string[]> {
-  readonly touched = new Map<string, string[] | null>();
+  /** lower-case name → values (null: removed) and the name as configured */
+  readonly touched = new Map<string, { name: string; values: string[] | null }>();
 
   constructor(private readonly ctx: PluginContext) {}
 
   get(name: string): string[] | undefined {
-    const touched = this.touched.get(name);
-    if (touched !== undefined) return touched ?? undefined;
+    const lower = name.toLowerCase();
+    const touched = this.touched.get(lower);
+    if (touched !== undefined) return touched.values ?? undefined;
     const upstream = this.ctx.upstream;
-    const value = upstream.forwardedHeader ? upstream.forwardedHeader(name) : this.ctx.req.headers[name];
+    const value = upstream.forwardedHeader ? upstream.forwardedHeader(lower) : this.ctx.req.headers[lower];
     if (value === undefined) return undefined;
     return typeof value === 'string' ? [value] : [...value];
   }
@@ -42,11 +47,11 @@ class UpstreamHeaderFields implements Fields<string[]> {
   }
 
   set(name: string, values: string[]): void {
-    this.touched.set(name, values);
+    this.touched.set(name.toLowerCase(), { name, values });
   }
 
   delete(name: string): void {
-    this.touched.set(name, null);
+    this.touched.set(name.toLowerCase(), { name, values: null });
   }
 }
 
@@ -54,7 +59,7 @@ function transformHeaders(ctx: PluginContext, plan: TransformPlan): void {
   const fields = new UpstreamHeaderFields(ctx);
   applyPlan(plan, fields, asList, appendToList);
   const upstream = ctx.upstream;
-  for (const [name, values] of fields.touched) {
+  for (const { name, values } of fields.touched.values()) {
     if (values === null) upstream.removeHeader(name);
     else if (values.length === 1 || upstream.setHeaderValues === undefined) upstream.setHeader(name, values.join(', '));
     else upstream.setHeaderValues(name, values);
@@ -72,7 +77,7 @@ function contentTypeOf(ctx: PluginContext): string | undefined {
   return typeof value === 'string' ? value : value?.[0];
 }
 
-/** Form and JSON bodies are rewritten (read whole, within the buffered-body limit); other bodies pass unchanged. */
+/** Form, multipart and JSON bodies are rewritten (read whole, within the buffered-body limit); others pass unchanged. */
 async function transformBody(ctx: PluginContext, plan: TransformPlan): Promise<void> {
   const contentType = contentTypeOf(ctx);
   if (contentType === undefined) return;
@@ -81,6 +86,11 @@ async function transformBody(ctx: PluginContext, plan: TransformPlan): Promise<v
     const form = new URLSearchParams((await ctx.req.readBody()).toString('utf8'));
     applyPlan(plan, paramFields(form), asList, appendToList);
     ctx.upstream.setBody(Buffer.from(form.toString()));
+    return;
+  }
+  if (type === 'multipart/form-data') {
+    const rewritten = transformMultipart(await ctx.req.readBody(), contentType, plan);
+    if (rewritten !== null) ctx.upstream.setBody(rewritten);
     return;
   }
   if (!isJsonType(contentType)) return;

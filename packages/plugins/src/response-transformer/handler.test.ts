@@ -40,6 +40,36 @@ describe('response-transformer', () => {
     expect(JSON.parse(body)).toEqual({ new: 'o', r: 5, list: ['y', 'z'], flag: true });
   });
 
+  describe("append (Kong's body_transformer spec)", () => {
+    const append = { append: { json: ['p1:v1', 'p3:"v1"', 'p4:-1', 'p5:false', 'p6:true'], json_types: ['string', 'string', 'number', 'boolean', 'boolean'] } };
+    const appended = (json: string) => JSON.parse(run(append, { 'content-type': 'application/json' }, json).body);
+    const rest = { p1: ['v1'], p3: ['"v1"'], p4: [-1], p5: [false], p6: [true] };
+
+    it('new key:value if key does not exists', () => {
+      expect(appended('{"p2":"v1"}')).toEqual({ p2: 'v1', ...rest });
+    });
+    it('value if key exists', () => {
+      expect(appended('{"p1":"v2"}')).toEqual({ ...rest, p1: ['v2', 'v1'] });
+    });
+    it('value in double quotes', () => {
+      expect(appended('{"p3":"v2"}')).toEqual({ ...rest, p3: ['v2', '"v1"'] });
+    });
+    it('number', () => {
+      expect(appended('{"p4":"v2"}')).toEqual({ ...rest, p4: ['v2', -1] });
+    });
+    it('boolean', () => {
+      expect(appended('{"p5":"v5", "p6":"v6"}')).toEqual({ ...rest, p5: ['v5', false], p6: ['v6', true] });
+    });
+    it('preserves empty arrays', () => {
+      const body = run(append, { 'content-type': 'application/json' }, '{"p2":"v1", "a":[]}').body;
+      expect(JSON.parse(body)).toEqual({ p2: 'v1', a: [], ...rest });
+      expect(body).toContain('"a":[]');
+    });
+    it('replaces a member that is null, a number or a boolean, as Kong does', () => {
+      expect(appended('{"p1":null,"p4":7,"p5":true}')).toEqual(rest);
+    });
+  });
+
   it('other content types, and JSON that is not an object, pass unchanged', () => {
     expect(run({ add: { json: ['a:1'] } }, { 'content-type': 'text/plain' }, '{"x":1}').body).toBe('{"x":1}');
     expect(run({ add: { json: ['a:1'] } }, { 'content-type': 'application/json' }, '[1]').body).toBe('[1]');

@@ -66,6 +66,7 @@ export function fakeContext(request: FakeRequest = {}): { ctx: PluginContext; re
     pluginId: '99999999-9999-4999-8999-999999999999',
     response: { setHeader: (name, value) => void recorded.response.set(name.toLowerCase(), value) },
     locals: new Map(),
+    logValues: new Map(),
   };
   return { ctx, recorded };
 }

@@ -30,10 +30,15 @@ export function jsonFields(object: Record<string, unknown>): Fields<unknown> {
 export const asList = (text: string): string[] => [text];
 export const appendToList = (existing: string[] | undefined, text: string): string[] => (existing === undefined ? [text] : [...existing, text]);
 
-/** JSON append: a missing member becomes the value, a single one becomes an array of both, an array grows. */
+/**
+ * JSON append as Kong's transformers do it: an array grows, a string becomes an array of both, and anything else (a
+ * missing member, null, a number, a boolean) gives a one-element array of the new value. An object is kept as the
+ * first element (Kong would insert into it as a Lua table; JSON has no such value).
+ */
 export function appendToJson(existing: unknown, value: unknown): unknown {
-  if (existing === undefined) return value;
-  return Array.isArray(existing) ? [...(existing as unknown[]), value] : [existing, value];
+  if (Array.isArray(existing)) return [...(existing as unknown[]), value];
+  if (typeof existing === 'string' || isJsonObject(existing)) return [existing, value];
+  return [value];
 }
 
 export function isJsonObject(value: unknown): value is Record<string, unknown> {

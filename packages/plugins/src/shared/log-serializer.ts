@@ -69,6 +69,8 @@ export interface SerializedExchange {
   started_at: number;
   source: 'service' | 'kong';
   workspace_name: string;
+  /** values plugins added (Kong's `kong.log.set_serialize_value`), correlation-id's `correlation_id` for one */
+  [added: string]: unknown;
 }
 
 /** Serialises a finished exchange (Kong 3.x field names; `route`, `service`, `consumer` as the entities). */
@@ -100,5 +102,6 @@ export function serializeExchange(summary: ExchangeSummary): SerializedExchange 
     workspace_name: 'default',
   };
   if (summary.credential !== null) entry.authenticated_entity = { id: summary.credential.id, consumer_id: summary.credential.consumerId };
+  if (summary.logValues) for (const [name, value] of summary.logValues) entry[name] = value;
   return entry;
 }
