@@ -355,7 +355,7 @@ describe('oauth2 endpoints', () => {
 
       it('returns success and saves code challenge', async () => {
         const { code } = await codeFor({ ...spa, code_challenge: '1234', code_challenge_method: 'S256' });
-        expect(await store.findCode(code!)).toMatchObject({ challenge: '1234', challenge_method: 'S256' });
+        expect(await store.findCode(tokenDigest(code!))).toMatchObject({ challenge: '1234', challenge_method: 'S256' });
       });
 
       it('succeeds when using code challenge (a public app with its client_id alone)', async () => {
