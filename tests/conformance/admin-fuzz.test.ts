@@ -168,7 +168,12 @@ function multipartBody(rng: Rng, fieldNames: readonly string[], extra: Record<st
   const parts: Buffer[] = [];
   const part = (headers: string, value: Buffer | string) => parts.push(Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(value), Buffer.from('\r\n'));
   for (const [k, v] of Object.entries(extra)) part(`Content-Disposition: form-data; name="${k}"`, v);
-  for (let i = rng.int(1, 3); i > 0; i--) part(`Content-Disposition: form-data; name="${formKey(rng, fieldNames)}"`, formValue(rng));
+  const randomParts = () => {
+    for (let i = rng.int(1, 3); i > 0; i--) part(`Content-Disposition: form-data; name="${formKey(rng, fieldNames)}"`, formValue(rng));
+  };
+  // a defective part goes before the random ones: when two parts disagree on a field's shape the first is kept, so
+  // a random part must not be able to make the defect dropped
+  if (!certain) randomParts();
   let truncated = false;
   let type = `multipart/form-data; boundary=${boundary}`;
   if (certain) {
@@ -199,6 +204,7 @@ function multipartBody(rng: Rng, fieldNames: readonly string[], extra: Record<st
       default:
         type = rng.pick(['multipart/form-data', 'multipart/form-data; boundary=']);
     }
+    randomParts();
   }
   if (!truncated) parts.push(Buffer.from(`--${boundary}--\r\n`));
   else parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="x"\r\n\r\nno end`));

@@ -31,6 +31,9 @@ export function lingerOn(socket: Socket, request: IncomingMessage, limits: Linge
   const tracked = socket as TrackedSocket;
   if (tracked[LINGERING] === true || socket.destroyed) return;
   tracked[LINGERING] = true;
+  // whatever the body was flowing into (a refused upstream request, a size limit) is gone: read it to discard it
+  request.unpipe();
+  request.resume();
   const started = Date.now();
   let seen = socket.bytesRead;
   const timer = setInterval(() => {
