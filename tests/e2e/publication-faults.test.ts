@@ -4,9 +4,11 @@
 // restore of an old dump. Every data plane serves the newest config within 5 s, none goes back to an older one, and
 // the control plane's GET /status says what happened.
 import { createHmac, randomBytes } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
+import type { SignedSnapshot } from '@gatehouse/core';
+import { verifySnapshot } from '@gatehouse/sync';
 import { runAdminSql, SHARED_REDIS_URL, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { cleanUp, getJson, waitUntil } from './support/helpers';
 import { adminClient, proxied, startTopology, type Topology } from './support/topology';
@@ -70,13 +72,16 @@ describe('publication never freezes (cluster: control plane + 2 data planes)', (
     await redis.publish(keys.channel, head);
   };
 
-  /** the current snapshot's content at another version, signed with `secret` ('' = unsigned) */
+  /**
+   * The current snapshot's content at another version, in the unsealed format, signed with `secret` ('' = unsigned).
+   * The stored one is sealed: the test opens it with the cluster's secret to make the forgery as close as it gets.
+   */
   const forgeFrom = (genuine: StoredSnapshot, version: number, secret: string): StoredSnapshot => {
-    const content = JSON.parse(gunzipSync(Buffer.from(genuine.payload, 'base64')).toString('utf8'));
-    content.version = version;
-    const payload = gzipSync(Buffer.from(JSON.stringify(content))).toString('base64');
+    const content = verifySnapshot(genuine as SignedSnapshot, topology.dataPlanes[0]!.env.GATEHOUSE_CLUSTER_SECRET!);
+    const payload = gzipSync(Buffer.from(JSON.stringify({ ...content, version }))).toString('base64');
     const signature = secret ? createHmac('sha256', secret).update(payload).digest('hex') : '';
-    return { ...genuine, version, payload, signature };
+    const { version: _v, payload: _p, signature: _s, cipher: _c, ...rest } = genuine as StoredSnapshot & { cipher?: string };
+    return { ...rest, version, payload, signature };
   };
 
   const epochsOfDataPlanes = async () => Promise.all(topology.dataPlanes.map(async (_, i) => (await dpStatus(i)).sync.config_epoch as string | null));
