@@ -6,7 +6,7 @@ import { mediaType } from '../http/body';
 import { queryFlag } from '../http/query-flags';
 import { shownTo } from '../http/private-material';
 import { applyDocument, diffDocument, validateDocumentInSlices } from './apply';
-import { flattenSteps, parseDocumentText } from './document';
+import { flattenSteps, parseDocumentText, type FlatDocument, type FlattenOptions } from './document';
 import { nextTurn, runInSlices, SliceCounter } from './slices';
 import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
@@ -28,6 +28,8 @@ function listParam(req: Request, name: string): string[] | undefined {
 /** the body the admin request guard read, within GATEHOUSE_ADMIN_MAX_CONFIG_BODY */
 function bodyText(req: Request): string {
   const buffer: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  // decoded once: the raw bytes (up to the bound, 64 MiB) are not kept for the rest of the request
+  req.body = undefined;
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buffer);
   if (text.includes('\u0000')) throw new HttpError(400, 'failed parsing declarative configuration: NUL byte in the document');
   return text;
@@ -52,6 +54,11 @@ function documentOf(req: Request): Record<string, unknown> {
   const doc = parseDocumentText(text);
   if (typeof doc.config === 'string' && doc._format_version === undefined) return parseDocumentText(doc.config);
   return doc;
+}
+
+/** the request's document, flattened; the parsed document itself is not kept past this */
+function flattenRequest(req: Request, kinds: EntityKind[], opts: FlattenOptions): Promise<FlatDocument> {
+  return runInSlices(flattenSteps(documentOf(req), kinds, opts));
 }
 
 function send(req: Request, res: Response, status: number, body: unknown): void {
@@ -88,10 +95,9 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
       const checkHash = queryFlag(req, 'check_hash');
       const selectTags = listParam(req, 'select_tags');
       try {
-        const doc = documentOf(req);
         const kinds = documentKinds(entities);
         const external = selectTags ? await outsideTags(kinds, selectTags) : undefined;
-        const flat = await runInSlices(flattenSteps(doc, kinds, { selectTags, external }));
+        const flat = await flattenRequest(req, kinds, { selectTags, external });
         const errors = await validateDocumentInSlices(flat);
         if (errors.length) throw new DeclarativeError(errors);
         if (dryRun || checkHash) {
