@@ -12,6 +12,7 @@ import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
 import { documentKinds, exportDocument, hasTags, readAll, toDocumentEntity } from './export';
 import type { EntityKind } from '../service/entity-kind';
+import type { StoredEntity } from '../store/entity-repository';
 
 /** `POST /config` decodes its own body: it may be YAML and is larger than any entity body (GATEHOUSE_ADMIN_MAX_CONFIG_BODY). */
 export function isConfigUpload(req: Request): boolean {
@@ -69,6 +70,54 @@ function send(req: Request, res: Response, status: number, body: unknown): void 
   }
 }
 
+type Shown = (kind: EntityKind, entity: StoredEntity) => Record<string, unknown>;
+
+/** the answer to a write: the written entities per kind, as documents (kinds without any are left out) */
+async function writtenBody(kinds: EntityKind[], written: Map<string, StoredEntity[]>, shown: Shown): Promise<Record<string, unknown>> {
+  const body: Record<string, unknown> = {};
+  const slice = new SliceCounter();
+  for (const kind of kinds) {
+    const list = written.get(kind.def.name) ?? [];
+    if (!list.length) continue;
+    const items: Array<Record<string, unknown>> = [];
+    for (const e of list) {
+      if (slice.full()) await nextTurn();
+      items.push(shown(kind, e));
+    }
+    body[kind.def.name] = items;
+  }
+  return body;
+}
+
+/**
+ * The same answer as JSON, the very text `res.json(writtenBody(...))` gives, written out in slices: for 100,000
+ * entities neither the whole text nor the whole document list exists at once, and no single step holds up the event
+ * loop. Each kind's entities are let go once written out.
+ */
+async function sendJsonInSlices(res: Response, status: number, kinds: EntityKind[], written: Map<string, StoredEntity[]>, shown: Shown): Promise<void> {
+  res.status(status).type('application/json');
+  let chunk = '{';
+  let firstKind = true;
+  const slice = new SliceCounter();
+  for (const kind of kinds) {
+    const list = written.get(kind.def.name) ?? [];
+    written.delete(kind.def.name);
+    if (!list.length) continue;
+    chunk += `${firstKind ? '' : ','}${JSON.stringify(kind.def.name)}:[`;
+    firstKind = false;
+    for (let i = 0; i < list.length; i++) {
+      chunk += (i ? ',' : '') + JSON.stringify(shown(kind, list[i]!));
+      if (slice.full()) {
+        res.write(chunk);
+        chunk = '';
+        await nextTurn();
+      }
+    }
+    chunk += ']';
+  }
+  res.end(chunk + '}');
+}
+
 /**
  * Declarative configuration on the admin API:
  *   GET  /config   the whole configuration as a Kong 3.0 document (`?format=yaml`, `?select_tags=a,b`)
@@ -112,19 +161,9 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
           }
         }
         const written = await applyDocument(entities, flat, selectTags);
-        const body: Record<string, unknown> = {};
-        const slice = new SliceCounter();
-        for (const kind of flat.kinds) {
-          const list = written.get(kind.def.name) ?? [];
-          if (!list.length) continue;
-          const shown: Array<Record<string, unknown>> = [];
-          for (const e of list) {
-            if (slice.full()) await nextTurn();
-            shown.push(toDocumentEntity(kind, entities.present(kind, e)));
-          }
-          body[kind.def.name] = shown;
-        }
-        send(req, res, 201, body);
+        const shown = (kind: EntityKind, e: StoredEntity) => toDocumentEntity(kind, entities.present(kind, e));
+        if (req.query.format === 'yaml') send(req, res, 201, await writtenBody(flat.kinds, written, shown));
+        else await sendJsonInSlices(res, 201, flat.kinds, written, shown);
       } catch (err) {
         throw err instanceof DeclarativeError && flatten ? err.flattenedToo() : err;
       }
