@@ -84,6 +84,7 @@ export async function diffDocument(entities: EntityService, flat: FlatDocument, 
  * every family's rows go, then each family in dependency order is built through the same pipeline as an admin write
  * (validation, kind hooks such as hashing and sealing) and inserted in bulk. Entities that keep their id keep their
  * creation time when the document gives none. Any error rolls everything back and is reported per entity.
+ * The document is used up: each family's entities are dropped from `flat` once inserted.
  */
 export async function applyDocument(entities: EntityService, flat: FlatDocument, selectTags?: string[]): Promise<Map<string, StoredEntity[]>> {
   const upfront = await validateDocumentInSlices(flat);
@@ -115,6 +116,9 @@ export async function applyDocument(entities: EntityService, flat: FlatDocument,
       if (errors.length === 0) {
         try {
           await store.repo(kind.def.name).insertMany(trx, built);
+          // written: the document's entities of this kind are not needed any more (the publication after the commit
+          // needs the room)
+          flat.entities.set(kind.def.name, []);
         } catch (err) {
           errors.push(insertError(kind, flat.entities.get(kind.def.name)!, err));
           // the transaction is aborted: nothing more can be read or written in it

@@ -6,12 +6,13 @@ import { mediaType } from '../http/body';
 import { queryFlag } from '../http/query-flags';
 import { shownTo } from '../http/private-material';
 import { applyDocument, diffDocument, validateDocumentInSlices } from './apply';
-import { flattenSteps, parseDocumentText } from './document';
+import { flattenSteps, parseDocumentText, type FlatDocument, type FlattenOptions } from './document';
 import { nextTurn, runInSlices, SliceCounter } from './slices';
 import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
 import { documentKinds, exportDocument, hasTags, readAll, toDocumentEntity } from './export';
 import type { EntityKind } from '../service/entity-kind';
+import type { StoredEntity } from '../store/entity-repository';
 
 /** `POST /config` decodes its own body: it may be YAML and is larger than any entity body (GATEHOUSE_ADMIN_MAX_CONFIG_BODY). */
 export function isConfigUpload(req: Request): boolean {
@@ -28,6 +29,8 @@ function listParam(req: Request, name: string): string[] | undefined {
 /** the body the admin request guard read, within GATEHOUSE_ADMIN_MAX_CONFIG_BODY */
 function bodyText(req: Request): string {
   const buffer: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  // decoded once: the raw bytes (up to the bound, 64 MiB) are not kept for the rest of the request
+  req.body = undefined;
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buffer);
   if (text.includes('\u0000')) throw new HttpError(400, 'failed parsing declarative configuration: NUL byte in the document');
   return text;
@@ -54,12 +57,65 @@ function documentOf(req: Request): Record<string, unknown> {
   return doc;
 }
 
+/** the request's document, flattened; the parsed document itself is not kept past this */
+function flattenRequest(req: Request, kinds: EntityKind[], opts: FlattenOptions): Promise<FlatDocument> {
+  return runInSlices(flattenSteps(documentOf(req), kinds, opts));
+}
+
 function send(req: Request, res: Response, status: number, body: unknown): void {
   if (req.query.format === 'yaml') {
     res.status(status).type('application/yaml').send(toYaml(body, { lineWidth: 0 }));
   } else {
     res.status(status).json(body);
   }
+}
+
+type Shown = (kind: EntityKind, entity: StoredEntity) => Record<string, unknown>;
+
+/** the answer to a write: the written entities per kind, as documents (kinds without any are left out) */
+async function writtenBody(kinds: EntityKind[], written: Map<string, StoredEntity[]>, shown: Shown): Promise<Record<string, unknown>> {
+  const body: Record<string, unknown> = {};
+  const slice = new SliceCounter();
+  for (const kind of kinds) {
+    const list = written.get(kind.def.name) ?? [];
+    if (!list.length) continue;
+    const items: Array<Record<string, unknown>> = [];
+    for (const e of list) {
+      if (slice.full()) await nextTurn();
+      items.push(shown(kind, e));
+    }
+    body[kind.def.name] = items;
+  }
+  return body;
+}
+
+/**
+ * The same answer as JSON, the very text `res.json(writtenBody(...))` gives, written out in slices: for 100,000
+ * entities neither the whole text nor the whole document list exists at once, and no single step holds up the event
+ * loop. Each kind's entities are let go once written out.
+ */
+async function sendJsonInSlices(res: Response, status: number, kinds: EntityKind[], written: Map<string, StoredEntity[]>, shown: Shown): Promise<void> {
+  res.status(status).type('application/json');
+  let chunk = '{';
+  let firstKind = true;
+  const slice = new SliceCounter();
+  for (const kind of kinds) {
+    const list = written.get(kind.def.name) ?? [];
+    written.delete(kind.def.name);
+    if (!list.length) continue;
+    chunk += `${firstKind ? '' : ','}${JSON.stringify(kind.def.name)}:[`;
+    firstKind = false;
+    for (let i = 0; i < list.length; i++) {
+      chunk += (i ? ',' : '') + JSON.stringify(shown(kind, list[i]!));
+      if (slice.full()) {
+        res.write(chunk);
+        chunk = '';
+        await nextTurn();
+      }
+    }
+    chunk += ']';
+  }
+  res.end(chunk + '}');
 }
 
 /**
@@ -88,10 +144,9 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
       const checkHash = queryFlag(req, 'check_hash');
       const selectTags = listParam(req, 'select_tags');
       try {
-        const doc = documentOf(req);
         const kinds = documentKinds(entities);
         const external = selectTags ? await outsideTags(kinds, selectTags) : undefined;
-        const flat = await runInSlices(flattenSteps(doc, kinds, { selectTags, external }));
+        const flat = await flattenRequest(req, kinds, { selectTags, external });
         const errors = await validateDocumentInSlices(flat);
         if (errors.length) throw new DeclarativeError(errors);
         if (dryRun || checkHash) {
@@ -106,19 +161,9 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
           }
         }
         const written = await applyDocument(entities, flat, selectTags);
-        const body: Record<string, unknown> = {};
-        const slice = new SliceCounter();
-        for (const kind of flat.kinds) {
-          const list = written.get(kind.def.name) ?? [];
-          if (!list.length) continue;
-          const shown: Array<Record<string, unknown>> = [];
-          for (const e of list) {
-            if (slice.full()) await nextTurn();
-            shown.push(toDocumentEntity(kind, entities.present(kind, e)));
-          }
-          body[kind.def.name] = shown;
-        }
-        send(req, res, 201, body);
+        const shown = (kind: EntityKind, e: StoredEntity) => toDocumentEntity(kind, entities.present(kind, e));
+        if (req.query.format === 'yaml') send(req, res, 201, await writtenBody(flat.kinds, written, shown));
+        else await sendJsonInSlices(res, 201, flat.kinds, written, shown);
       } catch (err) {
         throw err instanceof DeclarativeError && flatten ? err.flattenedToo() : err;
       }

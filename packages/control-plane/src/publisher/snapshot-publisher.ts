@@ -186,7 +186,8 @@ export class SnapshotPublisher {
     for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
       const snapshot = await this.build();
       if (!snapshot) return;
-      const signed = signSnapshot(snapshot, this.keys);
+      // compressed in the thread pool: a large snapshot does not hold up the admin API meanwhile
+      const signed = await signSnapshotAsync(snapshot, this.keys);
       let stored: boolean | void;
       try {
         // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
