@@ -1,8 +1,8 @@
 // Kong 3.9's path-handling fixture replayed through the proxy, in both topologies: every case gets a route of its own
 // (selected by Host), and the upstream path each data plane forwards must be Kong's. Also: what `strip_path` leaves
-// never starts with a dot segment, whatever form the dots were sent in.
+// never starts with a dot segment, whatever form the dots were sent in; a header sent on several lines matches line by line.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { rawRequest, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { PATH_HANDLING_CASES, type PathHandlingCase } from '../../packages/data-plane/src/proxy/upstream-path.cases';
 import { cleanUp, withHost } from './support/helpers';
 import { adminClient, startTopology, TOPOLOGIES, type Topology } from './support/topology';
@@ -84,6 +84,8 @@ describe.each(TOPOLOGIES)("Kong's routing cases through the proxy (%s)", (name) 
     // dot segments after stripping: route /route, service /service, on a host of their own
     await created(`/services/${serviceIds.get('/service')}/routes`, { 'hosts[]': 'dots.kong-cases.test', 'paths[]': '/route', strip_path: 'true' });
     await created(`/services/${serviceIds.get('/service')}/routes`, { 'hosts[]': 'dots-regex.kong-cases.test', 'paths[]': '~/rout[e]', strip_path: 'true' });
+    // a header sent on several lines is matched line by line
+    await created(`/services/${serviceIds.get('/service')}/routes`, { 'hosts[]': 'lines.kong-cases.test', 'paths[]': '/lines', 'headers.x-version[]': 'v2' });
     await topology.converge();
   }, 180_000);
 
@@ -117,5 +119,14 @@ describe.each(TOPOLOGIES)("Kong's routing cases through the proxy (%s)", (name) 
   it.each(DOT_CASES)('no dot segment reaches the upstream after stripping: %s → %s', async (path, expected) => {
     expect(await forwarded(path, 'dots.kong-cases.test')).toBe(expected);
     expect(await forwarded(path, 'dots-regex.kong-cases.test')).toBe(expected);
+  });
+
+  it('a header sent on several lines matches a route when one of its lines does', async () => {
+    for (const dp of topology.dataPlanes) {
+      const port = Number(new URL(dp.proxyUrl).port);
+      const head = (lines: string) => `GET /lines/x HTTP/1.1\r\nhost: lines.kong-cases.test\r\n${lines}connection: close`;
+      expect((await rawRequest(port, { head: head('x-version: v1\r\nx-version: v2\r\n') })).status).toBe(200);
+      expect((await rawRequest(port, { head: head('x-version: v1\r\n') })).status).toBe(404);
+    }
   });
 });
