@@ -5,7 +5,7 @@
 // primary hands them to the workers in turn; `/status` lists each worker's own count, which shows where they went.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { prometheusSamples, startEchoUpstream, startTargetServer, type EchoUpstream, type TargetServer } from '@gatehouse/testkit';
+import { isAlive, prometheusSamples, startEchoUpstream, startTargetServer, type EchoUpstream, type TargetServer } from '@gatehouse/testkit';
 import { getJson, waitUntil } from './support/helpers';
 import { createdThrough, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -173,14 +173,6 @@ describe.each(TOPOLOGIES)('proxy workers (%s)', (name) => {
   it('stopping the node stops its workers', async () => {
     const pids = (await workers()).map((w) => w.pid);
     await topology.dataPlanes[0]!.process.stop();
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    await waitUntil('every worker gone', () => pids.every((pid) => !alive(pid)), 10_000);
+    await waitUntil('every worker gone', () => pids.every((pid) => !isAlive(pid)), 10_000);
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { createTestDatabase, deleteRedisPrefix, freePorts, SHARED_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from '@gatehouse/testkit';
+import { createTestDatabase, deleteRedisPrefix, freePorts, isAlive, SHARED_REDIS_URL, uniqueRedisPrefix, type TestDatabase } from '@gatehouse/testkit';
 
 jest.setTimeout(300_000);
 
@@ -59,14 +59,6 @@ afterAll(async () => {
 });
 
 const pidOf = (name: string) => Number(readFileSync(join(runDir, `${name}.pid`), 'utf8').trim());
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('deploy/local/cluster.sh with RBAC on', () => {
   it('starts a control plane and a data plane, reports them ready, and stops them', async () => {
@@ -85,9 +77,9 @@ describe('deploy/local/cluster.sh with RBAC on', () => {
     expect(status.stdout).toMatch(/^control-plane +pid \d+ +running .* → 200$/m);
 
     const pids = [pidOf('control-plane'), pidOf('data-plane-1')];
-    expect(pids.every(alive)).toBe(true);
+    expect(pids.every(isAlive)).toBe(true);
     await script('stop');
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
     expect(existsSync(join(runDir, 'control-plane.pid'))).toBe(false);
     expect((await script('status')).stdout.trim()).toBe('not running');
   });

@@ -1,18 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import { freePort, freePorts } from './ports';
-import { spawnProcess, stopAllProcesses } from './processes';
+import { isAlive, spawnProcess, stopAllProcesses } from './processes';
 
 const node = process.execPath;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('spawnProcess', () => {
   it('waits for the ready pattern, captures output, and stops by PID', async () => {

@@ -225,3 +225,13 @@ export async function stopAllProcesses(graceMs = 5000): Promise<void> {
     ),
   );
 }
+
+/** Whether a process with this PID exists (signal 0 checks without signalling). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
