@@ -71,7 +71,8 @@ function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, ready
     // one proxy process, as these tests were written for (E2E_WORKERS=<n> runs them with more); workers.test.ts runs two
     env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_WORKERS: process.env.E2E_WORKERS ?? '1', ...env },
     readyPattern,
-    timeoutMs: 60_000,
+    // E2E_START_TIMEOUT_MS lengthens the wait on a loaded development machine; CI keeps 60 s
+    timeoutMs: Number(process.env.E2E_START_TIMEOUT_MS ?? 60_000),
   });
 }
 
