@@ -73,3 +73,8 @@ export { httpLog, httpLogQueueStats, closeHttpLogQueues } from './http-log';
 export { BatchQueue, type QueueStats } from './http-log/queue';
 export { AppendLog, type AppendLogOptions } from './shared/append-log';
 export { serializeExchange, queryTable, type SerializedExchange } from './shared/log-serializer';
+export { openTelemetryConfigSchema, type OpenTelemetryConfig } from './opentelemetry/schema';
+export { openTelemetry, openTelemetryIdle, closeOpenTelemetryQueues } from './opentelemetry';
+export { zipkinConfigSchema, type ZipkinConfig } from './zipkin/schema';
+export { zipkin, zipkinIdle, closeZipkinQueues } from './zipkin';
+export { RequestSpans, SpanKind, nowMs, parseTracingInstrumentations, INSTRUMENTATION_TYPES, type InstrumentationType, type RecordedSpan, type TracingSettings } from './shared/tracing/request-spans';
