@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 import type { CacheStore } from './proxy-cache/stores';
+import type { PluginQueues } from './shared/queue';
 import type { PeriodLimit, Tally } from './rate-limiting/tally';
 
 /** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
@@ -225,6 +226,11 @@ export interface PluginRuntime {
    * proxy workers keeps one set in its primary); absent, the plugin counts in this process
    */
   rateLimitCounters?: RateLimitCounterStore;
+  /**
+   * the node's batching queues (Kong's `kong.tools.queue`), shared by every logging plugin configuration of this
+   * process; plugins reach them through `queuesFor(runtime)`
+   */
+  queues?: PluginQueues;
 }
 
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
