@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 import type { CacheStore } from './proxy-cache/stores';
+import type { PluginQueues } from './shared/queue';
 import type { PeriodLimit, Tally } from './rate-limiting/tally';
 import type { RequestSpans, TracingSettings } from './shared/tracing/request-spans';
 
@@ -233,6 +234,11 @@ export interface PluginRuntime {
   rateLimitCounters?: RateLimitCounterStore;
   /** the data plane's tracing settings (Kong's tracing_instrumentations, tracing_sampling_rate); absent means off */
   tracing?: TracingSettings;
+  /**
+   * the node's batching queues (Kong's `kong.tools.queue`), shared by every logging plugin configuration of this
+   * process; plugins reach them through `queuesFor(runtime)`
+   */
+  queues?: PluginQueues;
 }
 
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */

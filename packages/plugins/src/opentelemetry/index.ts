@@ -2,7 +2,8 @@ import { definePlugin } from '../contract';
 import { nowMs } from '../shared/tracing/request-spans';
 import { TracingHttpSender } from '../shared/tracing/http-sender';
 import { sampledByTraceId } from '../shared/tracing/sampler';
-import { SpanQueues } from '../shared/tracing/span-queue';
+import { pluginQueueConfig } from '../shared/queue-schema';
+import { SpanExport } from '../shared/tracing/span-queue';
 import { encodeTraces, traceResource, type ExportSpan } from './otlp';
 import { checkOpenTelemetryConfig, openTelemetryConfigSchema, type OpenTelemetryConfig } from './schema';
 import { propagateTrace, TRACE_DECISION, type TraceDecision } from './traces';
@@ -14,7 +15,7 @@ function tracesEndpoint(config: OpenTelemetryConfig): string | null {
 }
 
 /** Spans are batched per configuration (Kong's `queue`, 200 spans a batch by default) into one OTLP request. */
-const queues = new SpanQueues<OpenTelemetryConfig, ExportSpan>('opentelemetry', (config) => {
+const exporter = new SpanExport<OpenTelemetryConfig, ExportSpan>('opentelemetry', ':traces', (config) => JSON.stringify([tracesEndpoint(config), config.headers, config.resource_attributes, config.connect_timeout, config.send_timeout, config.read_timeout]), (config) => {
   const headers = { 'content-type': 'application/x-protobuf', ...(config.headers ?? {}) };
   const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
   const resource = traceResource(config.resource_attributes, { 'service.version': OPENTELEMETRY_VERSION });
@@ -25,13 +26,9 @@ function undecidedTrace(globalRate: number | undefined, config: OpenTelemetryCon
   return { traceId, sampled: sampledByTraceId(traceId, config.sampling_rate ?? globalRate ?? 0.01) };
 }
 
-/** Waits until every queued span was sent (tests, shutdown). */
-export function openTelemetryIdle(): Promise<void> {
-  return queues.idle();
-}
-
-export function closeOpenTelemetryQueues(): Promise<void> {
-  return queues.close();
+/** Closes the collectors' connections (shutdown, tests). */
+export function closeOpenTelemetryExporters(): Promise<void> {
+  return exporter.close();
 }
 
 /**
@@ -59,6 +56,7 @@ export const openTelemetry = definePlugin<OpenTelemetryConfig, unknown>({
     root.attributes['http.status_code'] = summary.status;
     root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
     spans.finishOpen(nowMs());
-    for (const span of spans.spans) queues.add(ctx.pluginId ?? 'opentelemetry', config, { traceId: decision.traceId, sampled: true, span }, ctx.runtime.log);
+    const queued = { ...config, queue: pluginQueueConfig(config.queue, config) };
+    for (const span of spans.spans) exporter.add(ctx.runtime, ctx.pluginId, queued, { traceId: decision.traceId, sampled: true, span });
   },
 });

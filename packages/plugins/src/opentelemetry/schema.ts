@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queueSchema } from '../http-log/schema';
+import { queueField } from '../shared/queue-schema';
 import { propagationSchema } from '../shared/tracing/propagation';
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
@@ -15,7 +15,7 @@ export const openTelemetryConfigSchema = z
     logs_endpoint: url().nullable().default(null),
     headers: z.record(z.string().regex(HEADER_NAME, 'bad header name'), z.string()).nullable().default(null),
     resource_attributes: z.record(z.string(), z.string().min(1, 'required field missing')).nullable().default(null),
-    queue: queueSchema.default(queueSchema.parse({ max_batch_size: 200 })),
+    queue: queueField({ max_batch_size: 200 }),
     batch_span_count: z.number().int().nullable().default(null),
     batch_flush_delay: z.number().int().nullable().default(null),
     connect_timeout: timeout(1000),

@@ -3,7 +3,7 @@ import { randomId } from '../shared/tracing/ids';
 import { effectivePropagation, extractContext, injectContext } from '../shared/tracing/propagation';
 import { nowMs } from '../shared/tracing/request-spans';
 import { TracingHttpSender } from '../shared/tracing/http-sender';
-import { SpanQueues } from '../shared/tracing/span-queue';
+import { SpanExport } from '../shared/tracing/span-queue';
 import { zipkinConfigSchema, type ZipkinConfig } from './schema';
 import { parseTagsHeader, zipkinJson, ZipkinSpan } from './span';
 
@@ -15,17 +15,14 @@ interface ZipkinState {
 const STATE = 'zipkin:spans';
 const micros = (epochMs: number) => epochMs * 1000;
 
-const queues = new SpanQueues<ZipkinConfig, Record<string, unknown>>('zipkin', (config) => {
+const exporter = new SpanExport<ZipkinConfig, Record<string, unknown>>('zipkin', '', (config) => JSON.stringify([config.http_endpoint, config.connect_timeout, config.send_timeout, config.read_timeout]), (config) => {
   const sender = new TracingHttpSender(config.http_endpoint!, config, { 'content-type': 'application/json' }, (s) => s >= 200 && s < 300);
   return { send: (batch) => sender.send(JSON.stringify(batch)), close: () => sender.close() };
 });
 
-export function zipkinIdle(): Promise<void> {
-  return queues.idle();
-}
-
-export function closeZipkinQueues(): Promise<void> {
-  return queues.close();
+/** Closes the collectors' connections (shutdown, tests). */
+export function closeZipkinExporters(): Promise<void> {
+  return exporter.close();
 }
 
 /** The request span (SERVER) from the incoming context, and its proxy child (CLIENT) whose ids go upstream. */
@@ -113,7 +110,7 @@ function finishSpans(ctx: PluginContext, config: ZipkinConfig, state: ZipkinStat
   request.finish(now);
   reports.push(proxy, request);
   if (!request.shouldSample || config.http_endpoint === null) return;
-  for (const span of reports) queues.add(ctx.pluginId ?? 'zipkin', config, zipkinJson(span, config.local_service_name, config.default_service_name), ctx.runtime.log);
+  for (const span of reports) exporter.add(ctx.runtime, ctx.pluginId, config, zipkinJson(span, config.local_service_name, config.default_service_name));
 }
 
 /**

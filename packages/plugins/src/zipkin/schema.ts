@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queueSchema } from '../http-log/schema';
+import { queueField } from '../shared/queue-schema';
 import { propagationSchema } from '../shared/tracing/propagation';
 
 /** Tags the plugin sets itself: a static tag may not use these names. */
@@ -58,7 +58,7 @@ export const zipkinConfigSchema = z
     read_timeout: timeout(5000),
     http_response_header_for_traceid: z.string().nullable().default(null),
     phase_duration_flavor: z.enum(['annotations', 'tags']).default('annotations'),
-    queue: queueSchema.default(queueSchema.parse({})),
+    queue: queueField(),
     propagation: propagationSchema('b3'),
   })
   .strict();

@@ -1,6 +1,7 @@
-import type { PluginLogger } from '../../contract';
-import { BatchQueue } from '../../http-log/queue';
-import type { QueueConfig } from '../../http-log/schema';
+import type { PluginRuntime } from '../../contract';
+import type { BatchHandler } from '../queue';
+import type { QueueConfig } from '../queue-schema';
+import { queuesFor } from '../runtime-queues';
 
 /** Where a tracing plugin's batches go; `close` releases its connections. */
 export interface BatchSink<T> {
@@ -8,66 +9,45 @@ export interface BatchSink<T> {
   close(): Promise<void>;
 }
 
-interface Entry<T> {
-  queue: BatchQueue<T>;
-  sink: BatchSink<T>;
-  pluginId: string;
-}
-
-const consoleLog: PluginLogger = {
-  error: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'error', message, ...detail })}\n`),
-  warn: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'warn', message, ...detail })}\n`),
-};
-
 /**
- * One batching queue (Kong's `queue` fields) per plugin configuration: a new snapshot brings new config objects and so
- * new queues; the old ones send what they hold, then close. This is the one place tracing plugins get a queue from.
+ * The way tracing plugins send spans: through the node's shared plugin queues (Kong's `queue` fields), one queue per
+ * plugin configuration as Kong names it (`<plugin id><suffix>`), each batch handed to the configuration's sink.
  */
-export class SpanQueues<Config extends { queue: QueueConfig }, T> {
-  private readonly entries = new Map<string, Entry<T>>();
-  private readonly byConfig = new WeakMap<object, Entry<T>>();
+export class SpanExport<Config extends { queue: QueueConfig }, T> {
+  private readonly sinks = new Map<string, BatchSink<T>>();
+  private readonly handlers = new WeakMap<object, BatchHandler<T>>();
 
   constructor(
-    private readonly label: string,
+    private readonly plugin: string,
+    private readonly suffix: string,
+    private readonly sinkKey: (config: Config) => string,
     private readonly sinkFor: (config: Config) => BatchSink<T>,
   ) {}
 
-  /** queues one entry for the configuration's receiver */
-  add(pluginId: string, config: Config, entry: T, log: PluginLogger | undefined): void {
-    this.queueFor(pluginId, config, log ?? consoleLog).queue.add(entry);
+  /** queues one entry (a span) for the configuration's receiver */
+  add(runtime: PluginRuntime, pluginId: string | undefined, config: Config, entry: T): void {
+    const id = pluginId ?? this.plugin;
+    queuesFor(runtime).enqueue({ name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: config.queue, handler: this.handlerFor(config) }, entry);
   }
 
-  private queueFor(pluginId: string, config: Config, log: PluginLogger): Entry<T> {
-    let entry = this.byConfig.get(config);
-    if (entry !== undefined) return entry;
-    const key = `${pluginId}|${JSON.stringify(config)}`;
-    entry = this.entries.get(key);
-    if (entry === undefined) {
-      const sink = this.sinkFor(config);
-      const warn = (m: string, d?: Record<string, unknown>) => (log.warn ?? log.error)(`${this.label}: ${m}`, d);
-      const queue = new BatchQueue<T>(`${this.label} ${pluginId}`, config.queue, (batch) => sink.send(batch), { warn, error: (m, d) => log.error(`${this.label}: ${m}`, d) });
-      entry = { queue, sink, pluginId };
-      for (const [otherKey, other] of this.entries) {
-        if (other.pluginId !== pluginId) continue;
-        this.entries.delete(otherKey);
-        void other.queue.idle().then(() => other.sink.close());
-      }
-      this.entries.set(key, entry);
+  private handlerFor(config: Config): BatchHandler<T> {
+    let handler = this.handlers.get(config);
+    if (handler === undefined) {
+      const key = this.sinkKey(config);
+      handler = (batch) => {
+        let sink = this.sinks.get(key);
+        if (sink === undefined) this.sinks.set(key, (sink = this.sinkFor(config)));
+        return sink.send(batch);
+      };
+      this.handlers.set(config, handler);
     }
-    this.byConfig.set(config, entry);
-    return entry;
+    return handler;
   }
 
-  /** resolves once every queue has sent what it holds */
-  async idle(): Promise<void> {
-    await Promise.all([...this.entries.values()].map((e) => e.queue.idle()));
-  }
-
-  /** stops every queue and closes its connections; entries still waiting are dropped */
+  /** closes the receivers' connections (shutdown, tests); the queues are closed by their owner */
   async close(): Promise<void> {
-    const all = [...this.entries.values()];
-    this.entries.clear();
-    for (const entry of all) entry.queue.stop();
-    await Promise.all(all.map((e) => e.sink.close().catch(() => {})));
+    const all = [...this.sinks.values()];
+    this.sinks.clear();
+    await Promise.all(all.map((s) => s.close().catch(() => {})));
   }
 }
