@@ -56,6 +56,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     redisPrefix: settings.redisPrefix,
     log: pluginLog,
     queues,
+    nodeId: id,
     rateLimitCounters: stores.rateLimitCounters,
     proxyCacheMemory: stores.proxyCacheMemory,
     ...(stores.oauth2Tokens ? { oauth2Tokens: stores.oauth2Tokens } : {}),

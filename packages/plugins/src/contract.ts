@@ -232,6 +232,8 @@ export interface PluginRuntime {
    * proxy workers keeps one set in its primary); absent, the plugin counts in this process
    */
   rateLimitCounters?: RateLimitCounterStore;
+  /** the data plane's node id (Kong's `kong.node.get_id()`), for tracing plugins' resource and tags; absent in tests */
+  nodeId?: string;
   /** the data plane's tracing settings (Kong's tracing_instrumentations, tracing_sampling_rate); absent means off */
   tracing?: TracingSettings;
   /**

@@ -15,10 +15,12 @@ function tracesEndpoint(config: OpenTelemetryConfig): string | null {
 }
 
 /** Spans are batched per configuration (Kong's `queue`, 200 spans a batch by default) into one OTLP request. */
-const exporter = new SpanExport<OpenTelemetryConfig, ExportSpan>('opentelemetry', ':traces', (config) => JSON.stringify([tracesEndpoint(config), config.headers, config.resource_attributes, config.connect_timeout, config.send_timeout, config.read_timeout]), (config) => {
+const exporter = new SpanExport<OpenTelemetryConfig, ExportSpan>('opentelemetry', ':traces', (config) => JSON.stringify([tracesEndpoint(config), config.headers, config.resource_attributes, config.connect_timeout, config.send_timeout, config.read_timeout]), (config, runtime) => {
   const headers = { 'content-type': 'application/x-protobuf', ...(config.headers ?? {}) };
   const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
-  const resource = traceResource(config.resource_attributes, { 'service.version': OPENTELEMETRY_VERSION });
+  const defaults: Record<string, string> = { 'service.version': OPENTELEMETRY_VERSION };
+  if (runtime.nodeId !== undefined) defaults['service.instance.id'] = runtime.nodeId;
+  const resource = traceResource(config.resource_attributes, defaults);
   return { send: (batch) => sender.send(encodeTraces(batch, resource)), close: () => sender.close() };
 });
 

@@ -105,6 +105,7 @@ function finishSpans(ctx: PluginContext, config: ZipkinConfig, state: ZipkinStat
   request.setTag('http.status_code', summary.status);
   if (summary.consumer) request.setTag('kong.consumer', summary.consumer.id);
   if (config.include_credential && summary.credential?.id) request.setTag('kong.credential', summary.credential.id);
+  request.setTag('kong.node.id', ctx.runtime.nodeId);
   tagServiceAndRoute(ctx, proxy);
   proxy.finish(now);
   request.finish(now);

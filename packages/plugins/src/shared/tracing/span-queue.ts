@@ -21,22 +21,22 @@ export class SpanExport<Config extends { queue: QueueConfig }, T> {
     private readonly plugin: string,
     private readonly suffix: string,
     private readonly sinkKey: (config: Config) => string,
-    private readonly sinkFor: (config: Config) => BatchSink<T>,
+    private readonly sinkFor: (config: Config, runtime: PluginRuntime) => BatchSink<T>,
   ) {}
 
   /** queues one entry (a span) for the configuration's receiver */
   add(runtime: PluginRuntime, pluginId: string | undefined, config: Config, entry: T): void {
     const id = pluginId ?? this.plugin;
-    queuesFor(runtime).enqueue({ name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: config.queue, handler: this.handlerFor(config) }, entry);
+    queuesFor(runtime).enqueue({ name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: config.queue, handler: this.handlerFor(config, runtime) }, entry);
   }
 
-  private handlerFor(config: Config): BatchHandler<T> {
+  private handlerFor(config: Config, runtime: PluginRuntime): BatchHandler<T> {
     let handler = this.handlers.get(config);
     if (handler === undefined) {
       const key = this.sinkKey(config);
       handler = (batch) => {
         let sink = this.sinks.get(key);
-        if (sink === undefined) this.sinks.set(key, (sink = this.sinkFor(config)));
+        if (sink === undefined) this.sinks.set(key, (sink = this.sinkFor(config, runtime)));
         return sink.send(batch);
       };
       this.handlers.set(config, handler);
