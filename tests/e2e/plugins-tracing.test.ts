@@ -71,7 +71,7 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
       expect(root.attributes).toMatchObject({ 'http.method': 'GET', 'http.scheme': 'http', 'http.flavor': '1.1', 'http.status_code': 200, 'http.route': '/otel', 'net.peer.ip': '127.0.0.1' });
       expect(String(root.attributes['http.url'])).toMatch(/^http:\/\/127\.0\.0\.1\/otel\/items\?x=1$/);
       expect(root.attributes['kong.request.id']).toBe(res.headers.get('x-kong-request-id'));
-      expect(root.resource['service.name']).toBe('edge-gateway');
+      expect(root.resource).toMatchObject({ 'service.name': 'edge-gateway', 'service.version': '3.9.0', 'service.instance.id': expect.any(String) });
       const balancer = byName.get('kong.balancer')!;
       expect(sent.split('-')[2]).toBe(balancer.spanId);
       expect(balancer).toMatchObject({ parentSpanId: root.spanId, kind: 3 });
@@ -128,7 +128,7 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
       await waitUntil('three zipkin spans', () => spans().length >= 3);
       const request = spans().find((s) => s.kind === 'SERVER')!;
       expect(request).toMatchObject({ name: 'POST', localEndpoint: { serviceName: 'kong' } });
-      expect(request.tags).toMatchObject({ lc: 'kong', 'http.method': 'POST', 'http.path': '/zipkin/orders', 'http.status_code': '200', 'http.protocol': 'HTTP/1.1', env: 'e2e', team: 'edge' });
+      expect(request.tags).toMatchObject({ lc: 'kong', 'http.method': 'POST', 'http.path': '/zipkin/orders', 'http.status_code': '200', 'http.protocol': 'HTTP/1.1', env: 'e2e', team: 'edge', 'kong.node.id': expect.any(String) });
       const proxy = spans().find((s) => s.name === 'POST (proxy)')!;
       expect(proxy).toMatchObject({ kind: 'CLIENT', parentId: request.id, remoteEndpoint: { serviceName: 'zipkin' } });
       expect(proxy.tags).toMatchObject({ 'kong.service_name': 'zipkin', 'kong.route_name': 'zipkin-route' });
