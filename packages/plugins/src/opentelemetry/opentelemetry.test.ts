@@ -1,3 +1,4 @@
+import { checkWith } from '@gatehouse/core';
 import { startOtlpCollector, type OtlpCollector } from '@gatehouse/testkit';
 import type { PluginContext } from '../contract';
 import { fakeContext, fakeSummary } from '../shared/fake-context';
@@ -27,6 +28,10 @@ describe('opentelemetry schema (Kong 3.9)', () => {
     const c = openTelemetryConfigSchema.parse({ traces_endpoint: 'http://collector:4318/v1/traces' });
     expect(c).toMatchObject({ connect_timeout: 1000, send_timeout: 5000, read_timeout: 5000, header_type: 'preserve', sampling_rate: null, propagation: { default_format: 'w3c' } });
     expect(c.queue).toMatchObject({ max_batch_size: 200, max_coalescing_delay: 1, max_entries: 10000 });
+  });
+
+  it("refuses an empty resource attribute with Kong's message", () => {
+    expect(checkWith(openTelemetryConfigSchema, { endpoint: 'http://example.dev', resource_attributes: { foo: '' } })).toEqual({ ok: false, fields: { resource_attributes: 'length must be at least 1' } });
   });
 
   it('needs an endpoint (the deprecated `endpoint` counts) and a sampling rate between 0 and 1', () => {

@@ -14,7 +14,7 @@ export const openTelemetryConfigSchema = z
     endpoint: url().nullable().default(null),
     logs_endpoint: url().nullable().default(null),
     headers: z.record(z.string().regex(HEADER_NAME, 'bad header name'), z.string()).nullable().default(null),
-    resource_attributes: z.record(z.string(), z.string().min(1, 'required field missing')).nullable().default(null),
+    resource_attributes: z.record(z.string(), z.string().min(1)).nullable().default(null),
     queue: queueField({ max_batch_size: 200 }),
     batch_span_count: z.number().int().nullable().default(null),
     batch_flush_delay: z.number().int().nullable().default(null),

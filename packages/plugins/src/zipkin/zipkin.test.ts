@@ -1,3 +1,4 @@
+import { checkWith } from '@gatehouse/core';
 import { startLogCollector, type LogCollector } from '@gatehouse/testkit';
 import { fakeContext, fakeSummary } from '../shared/fake-context';
 import { closeZipkinExporters, zipkin } from './index';
@@ -31,6 +32,11 @@ describe('zipkin schema (Kong 3.9)', () => {
     const repeated = zipkinConfigSchema.safeParse({ static_tags: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] });
     expect(repeated.error?.issues[0]?.message).toBe('repeated tags are not allowed: a');
     expect(zipkinConfigSchema.safeParse({ sample_ratio: 1.5 }).error?.issues[0]?.message).toBe('value should be between 0 and 1');
+  });
+
+  it("reports repeated tags where Kong does", () => {
+    const input = { http_endpoint: 'http://example.dev', static_tags: [{ name: 'foo', value: 'bar' }, { name: 'foo', value: 'baz' }] };
+    expect(checkWith(zipkinConfigSchema, input)).toEqual({ ok: false, fields: { static_tags: 'repeated tags are not allowed: foo' } });
   });
 
   it('parses the tags header', () => {
