@@ -1,6 +1,7 @@
 // Tracing scenarios for `pnpm bench` (tests/bench/opentelemetry.ts), one data plane built from a snapshot:
 //   SCENARIO=key-auth        key-auth alone, tracing instrumentations off
-//   SCENARIO=key-auth-otel   key-auth + opentelemetry, instrumentations `all`, sampling 1.0, exporting to COLLECTOR_URL
+//   SCENARIO=key-auth-otel   key-auth + opentelemetry, instrumentations `all`, sampling SAMPLING_RATE (default 1.0),
+//                            exporting to COLLECTOR_URL
 import { compile, ConfigHolder, createDataPlaneServer } from '@gatehouse/data-plane';
 import { parseTracingInstrumentations } from '@gatehouse/plugins';
 import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
@@ -14,7 +15,7 @@ const onService = (name: string, config: Record<string, unknown>) => makePlugin(
 
 const traced = scenario === 'key-auth-otel';
 const plugins = [onService('key-auth', {})];
-if (traced) plugins.push(onService('opentelemetry', { traces_endpoint: process.env.COLLECTOR_URL!, sampling_rate: 1 }));
+if (traced) plugins.push(onService('opentelemetry', { traces_endpoint: process.env.COLLECTOR_URL!, sampling_rate: Number(process.env.SAMPLING_RATE ?? 1) }));
 
 const snapshot = makeSnapshot({ services: [service], routes: [route], consumers: [consumer], plugins, credentials: { keyauth_credentials: [credential] } });
 const holder = new ConfigHolder();

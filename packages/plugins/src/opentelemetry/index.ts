@@ -58,7 +58,7 @@ export const openTelemetry = definePlugin<OpenTelemetryConfig, unknown>({
     root.attributes['http.status_code'] = summary.status;
     root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
     spans.finishOpen(nowMs());
-    const queued = { ...config, queue: pluginQueueConfig(config.queue, config) };
-    for (const span of spans.spans) exporter.add(ctx.runtime, ctx.pluginId, queued, { traceId: decision.traceId, sampled: true, span });
+    const entries = spans.spans.map((span) => ({ traceId: decision.traceId, sampled: true, span }));
+    exporter.add(ctx.runtime, ctx.pluginId, config, pluginQueueConfig(config.queue, config), entries);
   },
 });

@@ -111,7 +111,7 @@ function finishSpans(ctx: PluginContext, config: ZipkinConfig, state: ZipkinStat
   request.finish(now);
   reports.push(proxy, request);
   if (!request.shouldSample || config.http_endpoint === null) return;
-  for (const span of reports) exporter.add(ctx.runtime, ctx.pluginId, config, zipkinJson(span, config.local_service_name, config.default_service_name));
+  exporter.add(ctx.runtime, ctx.pluginId, config, config.queue, reports.map((span) => zipkinJson(span, config.local_service_name, config.default_service_name)));
 }
 
 /**

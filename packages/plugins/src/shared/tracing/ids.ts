@@ -4,8 +4,19 @@ import { randomBytes } from 'node:crypto';
 export const TRACE_ID_BYTES = 16;
 export const SPAN_ID_BYTES = 8;
 
+/** random bytes drawn 4 KiB at a time: one id costs a slice of hex, not a call into the system's generator */
+const POOL_BYTES = 4096;
+let pool = randomBytes(POOL_BYTES);
+let used = 0;
+
 export function randomId(bytes: number): string {
-  return randomBytes(bytes).toString('hex');
+  if (used + bytes > POOL_BYTES) {
+    pool = randomBytes(POOL_BYTES);
+    used = 0;
+  }
+  const id = pool.toString('hex', used, used + bytes);
+  used += bytes;
+  return id;
 }
 
 /** Pads with zero bytes on the left, or keeps the rightmost bytes, so the id has `bytes` bytes (Kong's `to_id_size`). */

@@ -1,5 +1,5 @@
 import type { PluginRuntime } from '../../contract';
-import type { BatchHandler } from '../queue';
+import type { BatchHandler, QueueSpec } from '../queue';
 import type { QueueConfig } from '../queue-schema';
 import { queuesFor } from '../runtime-queues';
 
@@ -15,7 +15,7 @@ export interface BatchSink<T> {
  */
 export class SpanExport<Config extends { queue: QueueConfig }, T> {
   private readonly sinks = new Map<string, BatchSink<T>>();
-  private readonly handlers = new WeakMap<object, BatchHandler<T>>();
+  private readonly specs = new WeakMap<object, QueueSpec<T>>();
 
   constructor(
     private readonly plugin: string,
@@ -24,24 +24,28 @@ export class SpanExport<Config extends { queue: QueueConfig }, T> {
     private readonly sinkFor: (config: Config, runtime: PluginRuntime) => BatchSink<T>,
   ) {}
 
-  /** queues one entry (a span) for the configuration's receiver */
-  add(runtime: PluginRuntime, pluginId: string | undefined, config: Config, entry: T): void {
-    const id = pluginId ?? this.plugin;
-    queuesFor(runtime).enqueue({ name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: config.queue, handler: this.handlerFor(config, runtime) }, entry);
+  /**
+   * queues entries (spans) for the configuration's receiver; `queue` is the configuration's queue settings in force.
+   * The queue's description is made once per configuration object (a snapshot's), not per entry.
+   */
+  add(runtime: PluginRuntime, pluginId: string | undefined, config: Config, queue: QueueConfig, entries: readonly T[]): void {
+    let spec = this.specs.get(config);
+    if (spec === undefined) {
+      const id = pluginId ?? this.plugin;
+      spec = { name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: queue, handler: this.handlerFor(config, runtime) };
+      this.specs.set(config, spec);
+    }
+    const queues = queuesFor(runtime);
+    for (const entry of entries) queues.enqueue(spec, entry);
   }
 
   private handlerFor(config: Config, runtime: PluginRuntime): BatchHandler<T> {
-    let handler = this.handlers.get(config);
-    if (handler === undefined) {
-      const key = this.sinkKey(config);
-      handler = (batch) => {
-        let sink = this.sinks.get(key);
-        if (sink === undefined) this.sinks.set(key, (sink = this.sinkFor(config, runtime)));
-        return sink.send(batch);
-      };
-      this.handlers.set(config, handler);
-    }
-    return handler;
+    const key = this.sinkKey(config);
+    return (batch) => {
+      let sink = this.sinks.get(key);
+      if (sink === undefined) this.sinks.set(key, (sink = this.sinkFor(config, runtime)));
+      return sink.send(batch);
+    };
   }
 
   /** closes the receivers' connections (shutdown, tests); the queues are closed by their owner */
