@@ -90,6 +90,9 @@ describe('opentelemetry with tracing instrumentations on', () => {
     const root = await until(() => collector.spans.find((s) => s.traceId === TRACE && s.name === 'kong'), 'the request span');
     expect(root).toMatchObject({ parentSpanId: INCOMING_SPAN, kind: 2, scope: 'kong-internal', attributes: { 'http.status_code': 201, 'http.route': '', 'http.method': 'GET' } });
     expect(root.resource['service.name']).toBe('edge');
+    // nanosecond timestamps, exact to the recorded microsecond
+    expect(Number(root.startNs / 1000n)).toBe(Math.round(spans.root.startMs * 1000));
+    expect(root.endNs).toBeGreaterThanOrEqual(root.startNs);
     await until(() => (collector.spans.filter((s) => s.traceId === TRACE).length === 3 ? true : undefined), 'three spans');
     const balancer = collector.spans.find((s) => s.name === 'kong.balancer')!;
     expect(balancer).toMatchObject({ spanId: spans.balancerSpanId, parentSpanId: root.spanId, kind: 3 });

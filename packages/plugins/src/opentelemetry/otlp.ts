@@ -1,8 +1,5 @@
-import type { HrTime, SpanContext } from '@opentelemetry/api';
-import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { RecordedSpan } from '../shared/tracing/request-spans';
+import { createRequire } from 'node:module';
+import type { RecordedSpan, SpanAttributes } from '../shared/tracing/request-spans';
 
 /** The instrumentation scope Kong names its spans with. */
 const SCOPE = { name: 'kong-internal', version: '0.1.0' };
@@ -14,48 +11,75 @@ export interface ExportSpan {
   span: RecordedSpan;
 }
 
-function hrTime(epochMs: number): HrTime {
-  const seconds = Math.floor(epochMs / 1000);
-  return [seconds, Math.round((epochMs - seconds * 1000) * 1e6)];
+type AnyValue = { stringValue: string } | { boolValue: boolean } | { intValue: number } | { doubleValue: number };
+interface KeyValue {
+  key: string;
+  value: AnyValue;
+}
+/** a 64-bit protobuf integer as protobufjs takes it */
+interface LongBits {
+  low: number;
+  high: number;
+  unsigned: true;
+}
+interface ExportTraceServiceRequestCodec {
+  encode(message: unknown): { finish(): Uint8Array };
 }
 
 /**
- * The resource of the exported spans: `service.name` `kong`, `service.version` and `service.instance.id` (the node),
- * overridden by the plugin's `resource_attributes`.
+ * The OTLP `ExportTraceServiceRequest` protobuf class generated from OpenTelemetry's .proto files, as the OpenTelemetry
+ * project's `@opentelemetry/otlp-transformer` ships it (its serializer encodes through the same class). The
+ * transformer's public serializer takes the SDK's span objects and converts them first, which costs as much again as
+ * the encoding: the plugin builds the message from its own spans and has the generated class encode it.
  */
-export function traceResource(attributes: Record<string, string> | null, defaults: Record<string, string>): Resource {
-  return resourceFromAttributes({ 'service.name': 'kong', ...defaults, ...(attributes ?? {}) });
+const ExportTraceServiceRequest = (
+  createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root') as {
+    opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ExportTraceServiceRequestCodec } } } } };
+  }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+
+function anyValue(key: string, value: string | number | boolean): AnyValue {
+  if (typeof value === 'string') return { stringValue: value };
+  if (typeof value === 'boolean') return { boolValue: value };
+  // as Kong: http.status_code is an integer, every other number a double
+  return key === 'http.status_code' ? { intValue: value } : { doubleValue: value };
 }
 
-function readable(entry: ExportSpan, resource: Resource): ReadableSpan {
+function keyValues(attributes: SpanAttributes): KeyValue[] {
+  const out: KeyValue[] = [];
+  for (const key in attributes) out.push({ key, value: anyValue(key, attributes[key]!) });
+  return out;
+}
+
+/** epoch milliseconds (with sub-millisecond digits) as unsigned 64-bit nanoseconds */
+function unixNanos(epochMs: number): LongBits {
+  const seconds = Math.floor(epochMs / 1000);
+  const ns = BigInt(seconds) * 1_000_000_000n + BigInt(Math.round((epochMs - seconds * 1000) * 1e6));
+  return { low: Number(ns & 0xffffffffn), high: Number(ns >> 32n), unsigned: true };
+}
+
+/** The resource of the exported spans: `service.name` `kong` and the defaults, overridden by `resource_attributes`. */
+export function traceResource(attributes: Record<string, string> | null, defaults: Record<string, string>): KeyValue[] {
+  return keyValues({ 'service.name': 'kong', ...defaults, ...(attributes ?? {}) });
+}
+
+function otlpSpan(entry: ExportSpan): Record<string, unknown> {
   const { span } = entry;
-  const context: SpanContext = { traceId: entry.traceId, spanId: span.spanId, traceFlags: entry.sampled ? 1 : 0 };
-  const start = hrTime(span.startMs);
-  const endMs = span.endMs ?? span.startMs;
   return {
+    traceId: Buffer.from(entry.traceId, 'hex'),
+    spanId: Buffer.from(span.spanId, 'hex'),
+    ...(span.parentId !== null ? { parentSpanId: Buffer.from(span.parentId, 'hex') } : {}),
     name: span.name,
-    kind: span.kind,
-    spanContext: () => context,
-    ...(span.parentId !== null ? { parentSpanContext: { traceId: entry.traceId, spanId: span.parentId, traceFlags: context.traceFlags } } : {}),
-    startTime: start,
-    endTime: hrTime(endMs),
+    // the API's kinds (internal 0, server 1, client 2) are OTLP's less one
+    kind: span.kind + 1,
+    startTimeUnixNano: unixNanos(span.startMs),
+    endTimeUnixNano: unixNanos(span.endMs ?? span.startMs),
+    attributes: keyValues(span.attributes),
     status: { code: span.status },
-    attributes: span.attributes,
-    links: [],
-    events: [],
-    duration: hrTime(endMs - span.startMs),
-    ended: true,
-    resource,
-    instrumentationScope: SCOPE,
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
   };
 }
 
-/** An OTLP `ExportTraceServiceRequest` (protobuf) for a batch of spans, encoded by the OpenTelemetry project's transformer. */
-export function encodeTraces(batch: readonly ExportSpan[], resource: Resource): Uint8Array {
-  const encoded = ProtobufTraceSerializer.serializeRequest(batch.map((entry) => readable(entry, resource)));
-  if (encoded === undefined) throw new Error('the OTLP transformer could not encode the spans');
-  return encoded;
+/** An OTLP/HTTP protobuf `ExportTraceServiceRequest` for a batch of spans, under one resource and Kong's scope. */
+export function encodeTraces(batch: readonly ExportSpan[], resource: KeyValue[]): Uint8Array {
+  return ExportTraceServiceRequest.encode({ resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ scope: SCOPE, spans: batch.map(otlpSpan) }] }] }).finish();
 }
