@@ -27,7 +27,9 @@ function w3c(headers: HeaderBag): TracingContext | null {
   if (value === undefined || value === '') return null;
   const m = /^([0-9a-fA-F]+)-([0-9a-fA-F]+)-([0-9a-fA-F]+)-([0-9a-fA-F]+)$/.exec(value);
   if (m === null || m[1] !== '00') return null;
-  const [, , traceId, parentId, flags] = m as unknown as [string, string, string, string, string];
+  const traceId = m[2]!;
+  const parentId = m[3]!;
+  const flags = m[4]!;
   if (traceId.length !== 32 || isZero(traceId) || parentId.length !== 16 || isZero(parentId) || flags.length !== 2) return null;
   const w3cFlags = parseInt(flags, 16);
   return { traceId: traceId.toLowerCase(), spanId: parentId.toLowerCase(), shouldSample: w3cFlags % 2 === 1, w3cFlags };
@@ -108,7 +110,10 @@ function jaeger(headers: HeaderBag): TracingContext | null {
   if (value === undefined || value === '') return null;
   const m = /^([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)$/.exec(value);
   if (m === null) return null;
-  const [, traceId, spanId, parentId, flags] = m as unknown as [string, string, string, string, string];
+  const traceId = m[1]!;
+  const spanId = m[2]!;
+  const parentId = m[3]!;
+  const flags = m[4]!;
   if (traceId.length > 32 || isZero(traceId) || spanId.length > 16 || isZero(spanId)) return null;
   if (flags.length !== 1 && flags.length !== 2) return null;
   const baggage = baggageOf(headers, 'uberctx-');
