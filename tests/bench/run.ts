@@ -5,6 +5,7 @@
 //   BENCH_CONFIG_CONSUMERS (default 100000): the consumer count of the `admin-config` scenario's second document
 //   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
 //   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
+//   BENCH_ONLY=opentelemetry: key-auth + opentelemetry (sampling 1.0, local collector) against key-auth alone
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
@@ -14,6 +15,7 @@ import { measureDeclarative, printDeclarative } from './declarative';
 import { measureConfigBounds, printConfigBounds } from './admin-config-bounds';
 import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
+import { benchOpenTelemetry } from './opentelemetry';
 import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
 import { measureObservability } from './observability';
@@ -105,6 +107,7 @@ async function main(): Promise<void> {
     }
   }
   if (!only || only.includes('traffic')) await benchTrafficPlugins({ connections, seconds, apiKey: API_KEY });
+  if (!only || only.includes('opentelemetry')) await benchOpenTelemetry({ connections, seconds, apiKey: API_KEY });
 
   if (!only || only.includes('tls')) {
     const tlsUpstream = await startScript(here('servers/upstream.ts'));

@@ -14,6 +14,8 @@ import {
 import {
   closeFileLogs,
   closeHttpLogQueues,
+  PluginQueues,
+  queueLogger,
   MemoryCacheStore,
   PROXY_CACHE_MEMORY_BYTES,
   rateLimitingConnections,
@@ -59,14 +61,16 @@ export async function startDataPlaneNode(
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process
   const redis = pluginRedis(settings);
   if (redis) nodeMetrics?.watchRedis(redis);
-  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: { warn: log.warn, error: log.error } };
+  const pluginLog = { warn: log.warn, error: log.error };
+  const queues = new PluginQueues(queueLogger(pluginLog));
+  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: pluginLog, queues, nodeId: id };
   if (redis) runtime.redis = redis;
   // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
   const cacheMemory = runtime.proxyCacheMemory instanceof MemoryCacheStore ? runtime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
   runtime.proxyCacheMemory = cacheMemory;
   const purges = subscribeCachePurges(settings, cacheMemory, log);
   const holder = new ConfigHolder();
-  const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder });
+  const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder, queues });
   const accessLog = openAccessLog(settings, log);
   const sync = new DataPlaneSync({
     bus,
@@ -118,6 +122,7 @@ export async function startDataPlaneNode(
       await proxy.close(2000);
       await accessLog?.close();
       await closeFileLogs();
+      await queues.close();
       await closeHttpLogQueues();
       await rateLimitingConnections.close();
       redis?.disconnect();

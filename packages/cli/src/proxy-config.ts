@@ -53,7 +53,7 @@ export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
+  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing'>
 > {
   return {
     listen: settings.proxyListen,
@@ -66,6 +66,7 @@ export async function proxyServerSettings(
     keepAliveTimeout: settings.keepaliveTimeout,
     log: { error: log.error, warn: log.warn },
     headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
+    tracing: settings.tracing,
   };
 }
 

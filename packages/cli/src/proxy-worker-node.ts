@@ -7,7 +7,7 @@ import {
   SystemResolver,
   type ConfigMessage,
 } from '@gatehouse/data-plane';
-import { closeFileLogs, closeHttpLogQueues, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { closeFileLogs, closeHttpLogQueues, PluginQueues, queueLogger, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import type { Logger } from './logger';
@@ -27,7 +27,9 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const holder = new ConfigHolder();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
-  const metrics = new DataPlaneMetrics({ registry, nodeId: id, holder });
+  const pluginLog = { warn: log.warn, error: log.error };
+  const queues = new PluginQueues(queueLogger(pluginLog));
+  const metrics = new DataPlaneMetrics({ registry, nodeId: id, holder, queues });
   const applyConfig = (message: ConfigMessage) => {
     const started = performance.now();
     try {
@@ -52,7 +54,9 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
   const runtime: PluginRuntime = {
     redisPrefix: settings.redisPrefix,
-    log: { warn: log.warn, error: log.error },
+    log: pluginLog,
+    queues,
+    nodeId: id,
     rateLimitCounters: stores.rateLimitCounters,
     proxyCacheMemory: stores.proxyCacheMemory,
     ...(stores.oauth2Tokens ? { oauth2Tokens: stores.oauth2Tokens } : {}),
@@ -79,6 +83,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
       await proxy.close(graceMs);
       await accessLog?.close();
       await closeFileLogs();
+      await queues.close();
       await closeHttpLogQueues();
       await rateLimitingConnections.close();
       redis?.disconnect();

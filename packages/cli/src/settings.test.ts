@@ -55,4 +55,13 @@ describe('GATEHOUSE_WORKERS', () => {
     expect(usableCores(files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000' }))).toBe(cpus);
     expect(usableCores(files({}))).toBe(cpus);
   });
+
+  it("reads Kong's tracing_instrumentations and tracing_sampling_rate", () => {
+    expect(readSettings({}, 'all').tracing).toEqual({ instrumentations: new Set(), samplingRate: 0.01 });
+    const traced = readSettings({ GATEHOUSE_TRACING_INSTRUMENTATIONS: 'router,balancer', GATEHOUSE_TRACING_SAMPLING_RATE: '1' }, 'data_plane').tracing;
+    expect([...traced.instrumentations].sort()).toEqual(['balancer', 'request', 'router']);
+    expect(traced.samplingRate).toBe(1);
+    expect(() => readSettings({ GATEHOUSE_TRACING_INSTRUMENTATIONS: 'all,off' }, 'all')).toThrow('invalid tracing types: off, other types are mutually exclusive');
+    expect(() => readSettings({ GATEHOUSE_TRACING_SAMPLING_RATE: '1.5' }, 'all')).toThrow('tracing_sampling_rate must be between 0 and 1');
+  });
 });

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseByteSize } from '@gatehouse/plugins';
+import { parseByteSize, parseTracingInstrumentations, type TracingSettings } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
 
@@ -51,6 +51,8 @@ export interface Settings {
   accessLog: string | null;
   /** proxy worker processes per data plane (1 = the proxy runs in the node's one process) */
   workers: number;
+  /** Kong's tracing_instrumentations and tracing_sampling_rate */
+  tracing: TracingSettings;
 }
 
 export interface Listen {
@@ -88,6 +90,8 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_ADMIN_HOSTS', default: 'unset (none)', meaning: 'comma-separated host names (`name` or `name:port`) the admin API answers to besides `localhost` and loopback addresses when it listens on loopback; any other `Host` gets 421 (DNS rebinding)' },
   { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
   { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
+  { name: 'GATEHOUSE_TRACING_INSTRUMENTATIONS', default: 'off', meaning: "spans the data plane records for tracing plugins (Kong's `tracing_instrumentations`): `off` (plugins only propagate headers), `all`, or a comma-separated list of `request`, `router`, `balancer`, `plugin_access`, `plugin_header_filter` (and Kong's `db_query`, `http_client`, `plugin_rewrite`, `dns_query`, accepted and without stages here)" },
+  { name: 'GATEHOUSE_TRACING_SAMPLING_RATE', default: '0.01', meaning: "share of traces sampled, 0 to 1 (Kong's `tracing_sampling_rate`); a plugin's `sampling_rate` overrides it" },
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
@@ -160,5 +164,15 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
     workers: parseWorkers(env.GATEHOUSE_WORKERS),
+    tracing: readTracing(env),
   };
+}
+
+/** GATEHOUSE_TRACING_INSTRUMENTATIONS and GATEHOUSE_TRACING_SAMPLING_RATE, refused with Kong's messages. */
+export function readTracing(env: NodeJS.ProcessEnv): TracingSettings {
+  const instrumentations = parseTracingInstrumentations(env.GATEHOUSE_TRACING_INSTRUMENTATIONS ?? 'off');
+  const raw = env.GATEHOUSE_TRACING_SAMPLING_RATE;
+  const samplingRate = raw === undefined || raw.trim() === '' ? 0.01 : Number(raw);
+  if (!Number.isFinite(samplingRate) || samplingRate < 0 || samplingRate > 1) throw new Error('tracing_sampling_rate must be between 0 and 1');
+  return { instrumentations, samplingRate };
 }

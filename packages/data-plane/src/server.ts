@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, type ServerOptions as HttpsServerOpt
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime } from '@gatehouse/plugins';
+import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime, type TracingSettings } from '@gatehouse/plugins';
 import type { CompiledConfig, UpstreamTarget } from './compile/types';
 import { BalancedRequest } from './balancer/balanced-request';
 import { hashKeyOf } from './balancer/hash-key';
@@ -15,6 +15,7 @@ import type { AccessLog } from './observe/access-log';
 import { ExchangeObserver } from './observe/exchange-end';
 import { ExchangeTrace, stampGatewayHeaders, stampGatewayResponse, stampStoredResponse } from './observe/exchange-trace';
 import { defaultGatewayHeaders, type GatewayHeaders } from './observe/gateway-headers';
+import { stageSpan, startRequestSpans } from './observe/request-spans';
 import { Exchange } from './pipeline/exchange';
 import { runChain, type ChainLogger, type ChainOutcome } from './pipeline/run-chain';
 import { scrubClientHeaders } from './proxy/client-headers';
@@ -85,6 +86,8 @@ export interface DataPlaneServerOptions {
   accessLog?: AccessLog | null;
   /** the node's metrics: connection counts, and the series the `prometheus` plugin records */
   metrics?: DataPlaneMetrics;
+  /** tracing instrumentations and sampling rate (GATEHOUSE_TRACING_*); off when absent */
+  tracing?: TracingSettings;
 }
 
 export interface ServerStats {
@@ -164,6 +167,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const log = options.log ?? defaultLogger;
   const runtime: PluginRuntime = options.runtime ?? {};
   if (options.metrics) runtime.exchangeMetrics = options.metrics.exchange;
+  if (options.tracing) runtime.tracing = options.tracing;
+  const tracing = runtime.tracing;
   const gatewayHeaders = options.headers ?? defaultGatewayHeaders();
   const observer = new ExchangeObserver(options.accessLog ?? null, log);
   // one buffered-body limit (GATEHOUSE_MAX_BUFFERED_BODY) for request bodies, plugins' body phases and the forwarder
@@ -199,8 +204,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const path = normalizePath(q < 0 ? url : url.slice(0, q));
     if (path === null) return ProxyErrors.badRequest;
     const router = config.router;
+    const routerSpan = stageSpan(trace?.spans, 'router', 'kong.router');
     // a header sent on several lines is matched line by line (Node joins most repeated headers with ", ")
     const match = router.match(req.method ?? 'GET', req.headers.host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort);
+    if (routerSpan !== null) trace!.spans!.endWhen(routerSpan);
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
     if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
@@ -211,6 +218,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     if (match.pattern !== undefined) ex.pathPattern = match.pattern;
     ex.bodyLimit = bodyLimit;
     ex.trace = trace;
+    if (trace?.spans) trace.spans.root.attributes['http.client_ip'] = ex.clientIp;
     return ex;
   }
 
@@ -228,7 +236,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const hooks = ex.responseSteps === null ? null : responseHooksOf(ex);
     if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks);
     const upstream = buildUpstreamRequest(ex, target, false, hooks);
-    ex.trace?.sent(upstream.path, target);
+    ex.trace?.sent(upstream.path, target, ex.service?.host);
     forwarder.forward(req, res, upstream);
   }
 
@@ -238,9 +246,12 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       for (const step of ex.responseSteps!) {
         ex.index = step.index;
         ex.pluginId = step.instance.id;
+        const span = stageSpan(ex.spans, 'plugin_header_filter', `kong.header_filter.plugin.${step.instance.name}`);
         try {
           step.plugin.response!(ex, step.instance.config, response);
+          if (span !== null) ex.spans!.endWhen(span);
         } catch (err) {
+          if (span !== null) ex.spans!.endWhen(span);
           log.error('plugin response hook failed', { plugin_id: step.instance.id, plugin: step.instance.name, error: err instanceof Error ? err.message : String(err) });
         }
       }
@@ -262,7 +273,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       if (address === null) return false;
       const attempt = new BalancedRequest(balancers, balancer, address, ex, service, key, ex.service?.retries ?? 5, hooks);
       const upstream = attempt.request();
-      ex.trace?.sent(upstream.path, upstream.target);
+      ex.trace?.sent(upstream.path, upstream.target, ex.service?.host);
       forwarder.forward(req, res, upstream, attempt);
       return true;
     };
@@ -302,6 +313,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   function handle(req: IncomingMessage, res: ServerResponse, scheme: string): void {
     stats.total_requests++;
     const trace = new ExchangeTrace(req, gatewayHeaders);
+    if (tracing !== undefined) trace.spans = startRequestSpans(tracing, req, trace, scheme);
     const connectionCount = countRequest(req.socket);
     try {
       const admitted = admit(req, scheme, trace);

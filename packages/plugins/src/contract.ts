@@ -4,7 +4,9 @@ import type { z } from 'zod';
 import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 import type { CacheStore } from './proxy-cache/stores';
+import type { PluginQueues } from './shared/queue';
 import type { PeriodLimit, Tally } from './rate-limiting/tally';
+import type { RequestSpans, TracingSettings } from './shared/tracing/request-spans';
 
 /** The credential that authenticated a request; `identifier` becomes `x-credential-identifier`. */
 export interface CredentialRef {
@@ -179,6 +181,11 @@ export interface PluginContext<Index = unknown> {
    * plugin's own key; absent where there is no proxied request
    */
   readonly locals?: Map<string, unknown>;
+  /**
+   * the request's spans when tracing instrumentations are on (GATEHOUSE_TRACING_INSTRUMENTATIONS); null or absent when
+   * they are off, and tracing plugins only propagate headers
+   */
+  readonly spans?: RequestSpans | null;
 }
 
 /** Changes to the response sent to the client: the upstream's, a plugin's or the gateway's own. */
@@ -225,6 +232,15 @@ export interface PluginRuntime {
    * proxy workers keeps one set in its primary); absent, the plugin counts in this process
    */
   rateLimitCounters?: RateLimitCounterStore;
+  /** the data plane's node id (Kong's `kong.node.get_id()`), for tracing plugins' resource and tags; absent in tests */
+  nodeId?: string;
+  /** the data plane's tracing settings (Kong's tracing_instrumentations, tracing_sampling_rate); absent means off */
+  tracing?: TracingSettings;
+  /**
+   * the node's batching queues (Kong's `kong.tools.queue`), shared by every logging plugin configuration of this
+   * process; plugins reach them through `queuesFor(runtime)`
+   */
+  queues?: PluginQueues;
 }
 
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */

@@ -16,3 +16,4 @@ export * from './log-collector';
 export * from './prometheus-text';
 export * from './seeded-random';
 export * from './raw-http2';
+export * from './otlp-collector';

@@ -1,4 +1,4 @@
-import { httpLogQueueStats } from '@gatehouse/plugins';
+import type { QueueStats } from '@gatehouse/plugins';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CompiledConfig } from '../compile/types';
 import type { ConfigHolder } from '../config-holder';
@@ -11,6 +11,8 @@ export interface DataPlaneMetricsOptions {
   /** the node id label of Kong's connection metrics */
   nodeId: string;
   holder: ConfigHolder;
+  /** the node's plugin queues (`PluginRuntime.queues`), counted per queue in `gatehouse_log_queue_*` */
+  queues?: { stats(): QueueStats[] };
 }
 
 /** Whether some enabled `prometheus` configuration of the served config asks for upstream health series. */
@@ -107,7 +109,7 @@ export class DataPlaneMetrics {
     this.appliedAt = new Gauge({ name: 'gatehouse_data_plane_config_applied_timestamp_seconds', help: 'When this data plane last applied a configuration (epoch seconds)', registers: [registry], aggregator: 'max' });
     this.applyDuration = new Gauge({ name: 'gatehouse_data_plane_config_apply_duration_seconds', help: 'How long the last configuration took to verify, compile and swap in', registers: [registry], aggregator: 'max' });
     this.applyFailures = new Counter({ name: 'gatehouse_data_plane_config_apply_failures_total', help: 'Configurations this data plane refused or failed to apply', registers: [registry] });
-    const queueGauge = (name: string, help: string, pick: (s: ReturnType<typeof httpLogQueueStats>[number]) => number) =>
+    const queueGauge = (name: string, help: string, pick: (s: QueueStats) => number) =>
       new Gauge({
         name,
         help,
@@ -115,13 +117,13 @@ export class DataPlaneMetrics {
         registers: [registry],
         collect() {
           this.reset();
-          for (const s of httpLogQueueStats()) this.set({ plugin_id: s.pluginId }, pick(s));
+          for (const s of options.queues?.stats() ?? []) this.set({ plugin_id: s.owner }, pick(s));
         },
       });
-    queueGauge('gatehouse_log_queue_entries', 'Entries waiting in an http-log queue', (s) => s.entries);
-    queueGauge('gatehouse_log_queue_dropped_total', 'Entries an http-log queue dropped because it was full', (s) => s.dropped);
-    queueGauge('gatehouse_log_queue_failed_total', 'Entries an http-log queue gave up after retrying', (s) => s.failed);
-    queueGauge('gatehouse_log_queue_sent_total', 'Entries an http-log queue delivered', (s) => s.sent);
+    queueGauge('gatehouse_log_queue_entries', 'Entries waiting in a logging plugin queue', (s) => s.entries);
+    queueGauge('gatehouse_log_queue_dropped_total', 'Entries a logging plugin queue dropped because it was full', (s) => s.dropped);
+    queueGauge('gatehouse_log_queue_failed_total', 'Entries a logging plugin queue gave up after retrying', (s) => s.failed);
+    queueGauge('gatehouse_log_queue_sent_total', 'Entries a logging plugin queue delivered', (s) => s.sent);
     new Gauge({
       name: 'gatehouse_access_log_dropped_total',
       help: 'Access log lines dropped because the destination fell behind',

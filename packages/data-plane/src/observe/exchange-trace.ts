@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestSpans } from '@gatehouse/plugins';
 import type { UpstreamTarget } from '../compile/types';
+import { startBalancerSpan } from './request-spans';
 import type { GatewayHeaders } from './gateway-headers';
 import { newRequestId } from './request-id';
 
@@ -35,6 +37,8 @@ export class ExchangeTrace {
    * listened to once for everything, and the relay of a proxied response is told from there instead of listening too.
    */
   end: ExchangeEnd | null = null;
+  /** the request's spans when tracing instrumentations are on (GATEHOUSE_TRACING_INSTRUMENTATIONS), else null */
+  spans: RequestSpans | null = null;
 
   constructor(
     readonly req: IncomingMessage,
@@ -44,8 +48,9 @@ export class ExchangeTrace {
   }
 
   /** called when the upstream request leaves */
-  sent(uri: string, target: UpstreamTarget): void {
+  sent(uri: string, target: UpstreamTarget, serviceHost?: string): void {
     this.sentAt = performance.now();
+    if (this.spans !== null) startBalancerSpan(this.spans, target, serviceHost);
     this.upstreamUri = uri;
     this.upstreamTarget = target;
   }

@@ -9,6 +9,7 @@ import {
   type PluginRequest,
   type RequestConnection,
   type PluginRuntime,
+  type RequestSpans,
   type ResponseChanges,
   type UpstreamChanges,
 } from '@gatehouse/plugins';
@@ -123,6 +124,11 @@ export class Exchange implements ChainState, PluginRequest, UpstreamChanges {
     return (this.responseChanges ??= {
       setHeader: (name, value) => void (this.responseHeaders ??= new Map()).set(name.toLowerCase(), value),
     });
+  }
+
+  /** the request's spans (tracing instrumentations on), else null */
+  get spans(): RequestSpans | null {
+    return this.trace?.spans ?? null;
   }
 
   get locals(): Map<string, unknown> {

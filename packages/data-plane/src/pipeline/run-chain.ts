@@ -1,6 +1,7 @@
 import type { Consumer } from '@gatehouse/core';
 import { RequestRefused, type AuthResult, type CredentialRef, type PluginContext, type PluginDefinition, type PluginResponse } from '@gatehouse/plugins';
 import type { ChainStep, ConsumerDirectory, PluginInstance } from '../compile/types';
+import { stageSpan } from '../observe/request-spans';
 
 /**
  * The one place that combines authentication plugins (the interface document's rules; Kong's algorithm, kong-reference
@@ -154,10 +155,13 @@ function runFrom(
       state.index = step.index;
       state.pluginId = instance.id;
       let result: AuthResult | Promise<AuthResult>;
+      const span = stageSpan(state.spans, 'plugin_access', `kong.access.plugin.${instance.name}`);
       try {
         result = plugin.authenticate(state, config);
       } catch (err) {
         return failed(log, instance, err);
+      } finally {
+        if (span !== null) state.spans!.endWhen(span, result!);
       }
       if (isThenable<AuthResult>(result)) {
         const next = i + 1;
@@ -180,10 +184,13 @@ function runFrom(
     state.index = step.index;
     state.pluginId = instance.id;
     let result: PluginResponse | void | Promise<PluginResponse | void>;
+    const span = stageSpan(state.spans, 'plugin_access', `kong.access.plugin.${instance.name}`);
     try {
       result = plugin.access(state, instance.config);
     } catch (err) {
       return failed(log, instance, err);
+    } finally {
+      if (span !== null) state.spans!.endWhen(span, result!);
     }
     if (isThenable<PluginResponse | void>(result)) {
       const next = i + 1;

@@ -1,71 +1,48 @@
-import { definePlugin, type PluginLogger } from '../contract';
+import type { Agent } from 'undici';
+import { definePlugin } from '../contract';
 import { serializeExchange, type SerializedExchange } from '../shared/log-serializer';
-import { BatchQueue, type QueueStats } from './queue';
-import { HttpLogSender } from './sender';
+import type { BatchHandler } from '../shared/queue';
+import { pluginQueueConfig } from '../shared/queue-schema';
+import { queuesFor } from '../shared/runtime-queues';
+import { httpLogAgent, postPayload } from './sender';
 import { httpLogConfigSchema, type HttpLogConfig } from './schema';
 
-interface QueueEntry {
-  queue: BatchQueue<SerializedExchange>;
-  sender: HttpLogSender;
-  pluginId: string;
+/**
+ * Kong names an http-log queue after the fields that decide where and how entries are sent, so configurations that
+ * agree on them share one queue and one connection pool (and the latest configuration's headers are the ones sent).
+ */
+function queueName(config: HttpLogConfig): string {
+  return [config.http_endpoint, config.method, config.content_type, config.timeout, config.keepalive, config.retry_count].join(':');
 }
 
-/**
- * One queue per configuration object: a new snapshot brings new config objects and so new queues; the old ones
- * finish sending what they hold, then close.
- */
-const queues = new Map<string, QueueEntry>();
-const byConfig = new WeakMap<object, QueueEntry>();
+const agents = new Map<string, Agent>();
+const handlers = new WeakMap<HttpLogConfig, BatchHandler<SerializedExchange>>();
 
-const consoleLog: PluginLogger = {
-  error: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'error', message, ...detail })}\n`),
-  warn: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'warn', message, ...detail })}\n`),
-};
-
-function queueFor(pluginId: string, config: HttpLogConfig, log: PluginLogger): QueueEntry {
-  let entry = byConfig.get(config);
-  if (entry !== undefined) return entry;
-  const key = `${pluginId}|${JSON.stringify(config)}`;
-  entry = queues.get(key);
-  if (entry === undefined) {
-    const sender = new HttpLogSender(config);
+function handlerFor(name: string, config: HttpLogConfig): BatchHandler<SerializedExchange> {
+  let handler = handlers.get(config);
+  if (handler === undefined) {
     // Kong sends a JSON array when batches may hold more than one entry, a single object otherwise
     const batched = config.queue.max_batch_size > 1;
-    const queue = new BatchQueue<SerializedExchange>(
-      `http-log ${pluginId}`,
-      config.queue,
-      (batch) => sender.send(JSON.stringify(batched ? batch : batch[0])),
-      { warn: (m, d) => (log.warn ?? log.error)(`http-log: ${m}`, d), error: (m, d) => log.error(`http-log: ${m}`, d) },
-      (e) => JSON.stringify(e).length,
-    );
-    entry = { queue, sender, pluginId };
-    for (const [otherKey, other] of queues) {
-      if (other.pluginId !== pluginId) continue;
-      queues.delete(otherKey);
-      void other.queue.idle().then(() => other.sender.close());
-    }
-    queues.set(key, entry);
+    handler = (batch) => {
+      let agent = agents.get(name);
+      if (agent === undefined) agents.set(name, (agent = httpLogAgent(config)));
+      return postPayload(agent, config, JSON.stringify(batched ? batch : batch[0]));
+    };
+    handlers.set(config, handler);
   }
-  byConfig.set(config, entry);
-  return entry;
+  return handler;
 }
 
-/** Queue counters of every http-log configuration in this process, for `/metrics`. */
-export function httpLogQueueStats(): Array<{ pluginId: string } & QueueStats> {
-  return [...queues.values()].map((e) => ({ pluginId: e.pluginId, ...e.queue.stats }));
-}
-
-/** Stops every queue and closes its connections (shutdown, tests); entries still waiting are dropped. */
+/** Closes the connection pools (shutdown, tests); the queues are closed by their owner. */
 export async function closeHttpLogQueues(): Promise<void> {
-  const all = [...queues.values()];
-  queues.clear();
-  for (const entry of all) entry.queue.stop();
-  await Promise.all(all.map((e) => e.sender.close().catch(() => {})));
+  const all = [...agents.values()];
+  agents.clear();
+  await Promise.all(all.map((a) => a.close().catch(() => {})));
 }
 
 /**
- * Kong's http-log: each finished exchange, serialised as Kong's log serializer does, is queued and sent to
- * `http_endpoint` in batches (see BatchQueue for batching, retries and the bounded queue).
+ * Kong's http-log: each finished exchange, serialised as Kong's log serializer does, goes through the shared plugin
+ * queue (batching, retries, bounded size) to `http_endpoint`.
  */
 export const httpLog = definePlugin<HttpLogConfig, unknown>({
   name: 'http-log',
@@ -75,6 +52,11 @@ export const httpLog = definePlugin<HttpLogConfig, unknown>({
   auth: false,
   noConsumer: false,
   log: (ctx, config, summary) => {
-    queueFor(ctx.pluginId ?? 'http-log', config, ctx.runtime.log ?? consoleLog).queue.add(serializeExchange(summary));
+    const pluginId = ctx.pluginId ?? 'http-log';
+    const name = queueName(config);
+    queuesFor(ctx.runtime).enqueue(
+      { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: pluginQueueConfig(config.queue, config), handler: handlerFor(name, config) },
+      serializeExchange(summary),
+    );
   },
 });

@@ -1,22 +1,7 @@
 import { z } from 'zod';
 import { customFieldsByLua } from '../shared/custom-fields';
 import { framingHeaderMessage, isFramingHeader } from '../shared/header-fields';
-
-/** Kong 3.x plugin queue settings (`kong.tools.queue`), with its defaults and bounds. */
-export const queueSchema = z
-  .object({
-    max_batch_size: z.number().int().min(1).max(1_000_000).default(1),
-    max_coalescing_delay: z.number().min(0).max(3600).default(1),
-    max_entries: z.number().int().min(1).max(1_000_000).default(10_000),
-    max_bytes: z.number().int().min(1).nullable().default(null),
-    max_retry_time: z.number().min(0).default(60),
-    initial_retry_delay: z.number().min(0.001).max(1_000_000).default(0.01),
-    max_retry_delay: z.number().min(0.001).max(1_000_000).default(60),
-    concurrency_limit: z.union([z.literal(1), z.literal(-1)]).default(1),
-  })
-  .strict();
-
-export type QueueConfig = z.infer<typeof queueSchema>;
+import { queueField } from '../shared/queue-schema';
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
@@ -42,7 +27,7 @@ export const httpLogConfigSchema = z
       .refine((h) => h === null || !Object.keys(h).some(isFramingHeader), {
         error: (issue) => framingHeaderMessage(Object.keys(issue.input as Record<string, string>).find(isFramingHeader) ?? ''),
       }),
-    queue: queueSchema.default(queueSchema.parse({})),
+    queue: queueField(),
     custom_fields_by_lua: customFieldsByLua,
   })
   .strict();

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Consumer, Route } from '@gatehouse/core';
-import type { PluginContext, PluginRuntime, UpstreamResponse } from '../contract';
+import type { ExchangeSummary, PluginContext, PluginRuntime, UpstreamResponse } from '../contract';
 
 /** What a fake request context recorded: the upstream changes and the client response headers plugins made. */
 export interface Recorded {
@@ -86,5 +86,33 @@ export function fakeResponse(status: number, headers: Record<string, string | st
       for (const c of captures) c(out);
       return out;
     },
+  };
+}
+
+/** A finished exchange for unit tests of log hooks: a 200 from the upstream unless `overrides` say otherwise. */
+export function fakeSummary(overrides: Partial<ExchangeSummary> = {}): ExchangeSummary {
+  return {
+    requestId: '0'.repeat(32),
+    startedAt: Date.now(),
+    clientIp: '127.0.0.1',
+    method: 'GET',
+    url: 'http://gateway.test/',
+    path: '/',
+    rawQuery: '',
+    requestHeaders: {},
+    requestSize: 0,
+    status: 200,
+    responseHeaders: {},
+    responseSize: 0,
+    source: 'service',
+    latencies: { kong: 1, proxy: 1, request: 2 },
+    route: null,
+    service: null,
+    consumer: null,
+    credential: null,
+    upstreamUri: '/',
+    upstreamTarget: { host: '127.0.0.1', port: 80 },
+    completed: true,
+    ...overrides,
   };
 }

@@ -1,0 +1,148 @@
+// opentelemetry and zipkin as Kong 3.9's specs exercise them (spec/03-plugins/37-opentelemetry, 34-zipkin), through
+// real processes in both topologies with GATEHOUSE_TRACING_INSTRUMENTATIONS=all and sampling 1: spans exported over
+// OTLP/HTTP to a local collector that decodes them with the OpenTelemetry project's protobuf classes, Zipkin v2 JSON
+// to a local receiver, trace ids taken from incoming headers and the headers injected upstream.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startEchoUpstream, startLogCollector, startOtlpCollector, type CollectedSpan, type EchoUpstream, type LogCollector, type OtlpCollector } from '@gatehouse/testkit';
+import { cleanUp, waitUntil } from './support/helpers';
+import { createdThrough, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
+
+const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+const FAST_QUEUE = { max_batch_size: 200, max_coalescing_delay: 0.05 };
+
+describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
+  let topology: Topology;
+  let upstream: EchoUpstream;
+  let collector: OtlpCollector;
+  let zipkinReceiver: LogCollector;
+
+  async function routeWith(label: string, plugins: unknown[]): Promise<void> {
+    await createdThrough(topology.adminUrl, '/services', { name: label, url: upstream.url });
+    await createdThrough(topology.adminUrl, `/services/${label}/routes`, { name: `${label}-route`, paths: [`/${label}`] });
+    for (const plugin of plugins) await createdThrough(topology.adminUrl, `/services/${label}/plugins`, plugin);
+  }
+
+  async function traceOf(traceId: string, count: number): Promise<CollectedSpan[]> {
+    await waitUntil(`${count} spans of trace ${traceId}`, () => collector.spans.filter((s) => s.traceId === traceId).length >= count);
+    return collector.spans.filter((s) => s.traceId === traceId);
+  }
+
+  beforeAll(async () => {
+    upstream = await startEchoUpstream();
+    collector = await startOtlpCollector();
+    zipkinReceiver = await startLogCollector();
+    topology = await startTopology(name, { dataPlaneEnv: { GATEHOUSE_TRACING_INSTRUMENTATIONS: 'all', GATEHOUSE_TRACING_SAMPLING_RATE: '1' } });
+    await createdThrough(topology.adminUrl, '/consumers', { username: 'tracer' });
+    await createdThrough(topology.adminUrl, '/consumers/tracer/key-auth', { key: 'trace-key' });
+    await routeWith('otel', [
+      { name: 'key-auth' },
+      { name: 'opentelemetry', config: { traces_endpoint: collector.url, queue: FAST_QUEUE, resource_attributes: { 'service.name': 'edge-gateway' }, http_response_header_for_traceid: 'x-trace-id' } },
+    ]);
+    await routeWith('otel-b3', [
+      { name: 'opentelemetry', config: { endpoint: collector.url, queue: FAST_QUEUE, propagation: { extract: ['b3'], inject: ['w3c', 'b3-single'], clear: ['x-b3-traceid', 'x-b3-spanid', 'x-b3-sampled'], default_format: 'w3c' } } },
+    ]);
+    await routeWith('zipkin', [{ name: 'zipkin', config: { http_endpoint: zipkinReceiver.url, sample_ratio: 1, static_tags: [{ name: 'env', value: 'e2e' }] } }]);
+    await topology.converge();
+  });
+
+  afterAll(async () => {
+    await cleanUp(
+      () => topology?.stop(),
+      () => upstream?.close(),
+      () => collector?.close(),
+      () => zipkinReceiver?.close(),
+    );
+  });
+
+  it("exports Kong's spans for a request, under the incoming W3C trace id, with the balancer span injected upstream", async () => {
+    for (const dp of topology.dataPlanes) {
+      const traceId = hex(32);
+      const parent = hex(16);
+      const res = await proxied(`${dp.proxyUrl}/otel/items?x=1`, { headers: { apikey: 'trace-key', traceparent: `00-${traceId}-${parent}-01` } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-trace-id')).toBe(traceId);
+      const sent = String(res.body.headers.traceparent);
+      expect(sent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      const spans = await traceOf(traceId, 5);
+      const byName = new Map(spans.map((s) => [s.name, s]));
+      expect([...byName.keys()].sort()).toEqual(['kong', 'kong.access.plugin.key-auth', 'kong.access.plugin.opentelemetry', 'kong.balancer', 'kong.router']);
+      const root = byName.get('kong')!;
+      expect(root).toMatchObject({ parentSpanId: parent, kind: 2, scope: 'kong-internal' });
+      expect(root.attributes).toMatchObject({ 'http.method': 'GET', 'http.scheme': 'http', 'http.flavor': '1.1', 'http.status_code': 200, 'http.route': '/otel', 'net.peer.ip': '127.0.0.1' });
+      expect(String(root.attributes['http.url'])).toMatch(/^http:\/\/127\.0\.0\.1\/otel\/items\?x=1$/);
+      expect(root.attributes['kong.request.id']).toBe(res.headers.get('x-kong-request-id'));
+      expect(root.resource).toMatchObject({ 'service.name': 'edge-gateway', 'service.version': '3.9.0', 'service.instance.id': expect.any(String) });
+      const balancer = byName.get('kong.balancer')!;
+      expect(sent.split('-')[2]).toBe(balancer.spanId);
+      expect(balancer).toMatchObject({ parentSpanId: root.spanId, kind: 3 });
+      expect(balancer.attributes).toMatchObject({ try_count: 1, 'net.peer.port': new URL(upstream.url).port === '' ? 80 : Number(new URL(upstream.url).port) });
+      for (const span of spans) if (span !== root) expect(span.parentSpanId).toBe(root.spanId);
+      expect(root.endNs >= balancer.endNs && root.startNs <= byName.get('kong.router')!.startNs).toBe(true);
+    }
+  });
+
+  it('starts a trace when none came, and a request key-auth refuses is traced too', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const res = await proxied(`${dp.proxyUrl}/otel/new`, { headers: { apikey: 'trace-key' } });
+    const [, traceId] = String(res.body.headers.traceparent).split('-');
+    expect((await traceOf(traceId!, 5)).find((s) => s.name === 'kong')!.parentSpanId).toBe('');
+    const refused = await proxied(`${dp.proxyUrl}/otel/refused`);
+    // the interface document's answer to a missing key (403), made before the opentelemetry plugin's own access ran
+    expect(refused.status).toBe(403);
+    await waitUntil('the refused request span', () => collector.spans.some((s) => s.name === 'kong' && s.attributes['http.status_code'] === 403 && String(s.attributes['http.url']).endsWith('/otel/refused')));
+  });
+
+  it('follows `propagation`: extract b3, clear the b3 headers, inject w3c and b3-single', async () => {
+    for (const dp of topology.dataPlanes) {
+      const traceId = hex(32);
+      const span = hex(16);
+      const res = await proxied(`${dp.proxyUrl}/otel-b3/x`, { headers: { 'x-b3-traceid': traceId, 'x-b3-spanid': span, 'x-b3-sampled': '1' } });
+      const headers = res.body.headers;
+      expect(headers['x-b3-traceid']).toBeUndefined();
+      expect(headers['x-b3-sampled']).toBeUndefined();
+      expect(headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      expect(headers.b3).toMatch(new RegExp(`^${traceId}-[0-9a-f]{16}-1-[0-9a-f]{16}$`));
+      expect((await traceOf(traceId, 3)).find((s) => s.name === 'kong')!.parentSpanId).toBe(span);
+    }
+  });
+
+  it('exports nothing when the caller did not sample the trace, and passes the decision on', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const unsampled = hex(32);
+    const res = await proxied(`${dp.proxyUrl}/otel-b3/y`, { headers: { 'x-b3-traceid': unsampled, 'x-b3-spanid': hex(16), 'x-b3-sampled': '0' } });
+    expect(res.body.headers.traceparent).toMatch(/-00$/);
+    const later = hex(32);
+    await proxied(`${dp.proxyUrl}/otel-b3/z`, { headers: { 'x-b3-traceid': later, 'x-b3-spanid': hex(16), 'x-b3-sampled': '1' } });
+    await traceOf(later, 3);
+    expect(collector.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+  });
+
+  it('zipkin reports request, proxy and balancer spans in v2 JSON and injects b3 upstream', async () => {
+    for (const dp of topology.dataPlanes) {
+      const traceId = hex(32);
+      const res = await proxied(`${dp.proxyUrl}/zipkin/orders`, { method: 'POST', body: 'x', headers: { traceparent: `00-${traceId}-${hex(16)}-01`, 'zipkin-tags': 'team=edge' } });
+      expect(res.status).toBe(200);
+      // preserve: the incoming format goes on
+      expect(res.body.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      const spans = () => zipkinReceiver.received.map((r) => (r.body as Array<Record<string, any>>)[0]!).filter((s) => s.traceId === traceId);
+      await waitUntil('three zipkin spans', () => spans().length >= 3);
+      const request = spans().find((s) => s.kind === 'SERVER')!;
+      expect(request).toMatchObject({ name: 'POST', localEndpoint: { serviceName: 'kong' } });
+      expect(request.tags).toMatchObject({ lc: 'kong', 'http.method': 'POST', 'http.path': '/zipkin/orders', 'http.status_code': '200', 'http.protocol': 'HTTP/1.1', env: 'e2e', team: 'edge', 'kong.node.id': expect.any(String) });
+      const proxy = spans().find((s) => s.name === 'POST (proxy)')!;
+      expect(proxy).toMatchObject({ kind: 'CLIENT', parentId: request.id, remoteEndpoint: { serviceName: 'zipkin' } });
+      expect(proxy.tags).toMatchObject({ 'kong.service_name': 'zipkin', 'kong.route_name': 'zipkin-route' });
+      expect(res.body.headers.traceparent.split('-')[2]).toBe(proxy.id);
+      expect(spans().find((s) => s.name === 'POST (balancer try 1)')).toMatchObject({ parentId: request.id, tags: { 'kong.balancer.try': '1' } });
+    }
+  });
+
+  it("refuses bad configs with Kong's messages", async () => {
+    const res = await jsonAdmin(topology.adminUrl, 'POST', '/plugins', { name: 'opentelemetry', config: { traces_endpoint: collector.url, sampling_rate: 3 } });
+    expect(res.status).toBe(400);
+    expect(res.body.fields.config.sampling_rate).toBe('value should be between 0 and 1');
+    const tags = await jsonAdmin(topology.adminUrl, 'POST', '/plugins', { name: 'zipkin', config: { static_tags: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] } });
+    expect(tags.status).toBe(400);
+    expect(JSON.stringify(tags.body.fields)).toContain('repeated tags are not allowed: a');
+  });
+});
