@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { stringify as toYaml } from 'yaml';
+import { DbError, ErrorCode, HttpError } from '@gatehouse/core';
 import { queryFlag } from '../http/query-flags';
 import { shownTo } from '../http/private-material';
 import type { ResourceRegistry } from '../http/resources';
@@ -11,6 +12,16 @@ import type { StoredEntity } from '../store/entity-repository';
 import { documentHash, stateDocument, type DeclarativeState } from './declarative-state';
 import type { DeclarativeSource } from './declarative-source';
 import { presentEntity } from './read-routes';
+
+/** the request's document; a text that is no document is Kong's `invalid declarative configuration` (code 14) */
+function parsedDocument(req: Request): Record<string, unknown> {
+  try {
+    return documentOf(req);
+  } catch (err) {
+    if (!(err instanceof HttpError) || !err.message.startsWith('failed parsing declarative configuration')) throw err;
+    throw new DbError(ErrorCode.DECLARATIVE_CONFIG, `declarative config is invalid: {error="${err.message}"}`, { error: err.message });
+  }
+}
 
 /** what `POST /config` answers: the loaded entities per family (families without any left out) */
 function loadedBody(res: Response, state: DeclarativeState): Record<string, unknown> {
@@ -38,7 +49,7 @@ export function mountDeclarativeConfigRoutes(resources: ResourceRegistry, source
       const flatten = queryFlag(req, 'flatten_errors');
       const checkHash = queryFlag(req, 'check_hash');
       try {
-        const doc = documentOf(req);
+        const doc = parsedDocument(req);
         if (checkHash && documentHash(doc) === source.state.hash) {
           res.status(304).end();
           return;
