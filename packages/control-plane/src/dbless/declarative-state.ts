@@ -58,12 +58,12 @@ function fieldErrorsOf(err: unknown): FieldErrors {
 }
 
 /** One entity as an admin create would store it: schema defaults, times, the kind's checks and its prepare hook. */
-async function buildEntity(kind: EntityKind, body: Record<string, unknown>, now: number): Promise<StoredEntity> {
+async function buildEntity(kind: EntityKind, body: Record<string, unknown>, now: number, transform: boolean): Promise<StoredEntity> {
   const candidate: Record<string, unknown> = { ...body, created_at: body.created_at ?? now };
   if (kind.def.updatedAt) candidate.updated_at = body.updated_at ?? now;
   const checked = checkEntity(kind, candidate);
   if ('errors' in checked) throw schemaViolation(checked.errors);
-  const ctx: WriteContext = { trx: noDatabase, previous: null };
+  const ctx: WriteContext = { trx: noDatabase, previous: null, transform };
   await kind.validate?.(checked.entity, ctx);
   const prepared = kind.prepare && !KEPT_IN_CLEAR.has(kind.def.name) ? await kind.prepare(checked.entity, ctx) : checked.entity;
   return prepared as StoredEntity;
@@ -85,7 +85,7 @@ export async function loadDeclarative(doc: Record<string, unknown>, kinds: Entit
     for (const entity of flat.entities.get(kind.def.name)!) {
       if (slice.full()) await nextTurn();
       try {
-        built.push(await buildEntity(kind, entity.body, now));
+        built.push(await buildEntity(kind, entity.body, now, flat.transform));
       } catch (err) {
         errors.push(entityError(entity, errorItems(fieldErrorsOf(err))));
       }
