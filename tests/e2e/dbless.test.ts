@@ -1,6 +1,7 @@
 // DB-less mode (GATEHOUSE_DATABASE=off, decision 36): `gatehouse start` and a lone `gatehouse data-plane` serve a
 // declarative file with no database; the admin API answers as Kong's `database = off` one (Kong's
 // spec/02-integration/04-admin_api/15-off_spec.lua), and `POST /config` is how the Kong Ingress Controller feeds it.
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -220,6 +221,30 @@ describe.each(MODES)('DB-less: the declarative file served with no database ($na
     expect((await call('GET', '/status')).body.configuration_hash).toBe(hash);
     // without the flag the same document is loaded again
     expect((await call('POST', '/config', doc)).status).toBe(201);
+  });
+
+  // decK's test data: a Kong 3.9 export (`_transform: false`, format 1.1) pushed as it is
+  it("a Kong dump pushed as it is: Kong's basic-auth digests verify, 1.1 regex paths match as regexes", async () => {
+    const consumer = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
+    const digest = createHash('sha1').update(`kong-password${consumer}`).digest('hex');
+    const dump = {
+      _format_version: '1.1',
+      _transform: false,
+      services: [{ name: 'dump', url: upstream.url, routes: [{ paths: ['/users/\\d+'], plugins: [{ name: 'basic-auth' }] }] }],
+      consumers: [{ id: consumer, username: 'kong-user', _comment: 'from Kong', basicauth_credentials: [{ username: 'kong-user', password: digest }] }],
+    };
+    expect((await call('POST', '/config', dump)).status).toBe(201);
+    const login = { headers: { authorization: basicAuth('kong-user', 'kong-password') } };
+    await waitUntil('the dump is served', async () => (await proxied(`${proxyUrl}/users/7`, login)).status === 200);
+    expect((await proxied(`${proxyUrl}/users/7`, { headers: { authorization: basicAuth('kong-user', 'nope') } })).status).toBe(401);
+    expect((await proxied(`${proxyUrl}/users/x`, login)).status).toBe(404);
+    // what GET /config gives back loads again as it is, and is the same configuration (check_hash: 304)
+    const exported = parseYaml((await call('GET', '/config')).body.config);
+    expect(exported._transform).toBe(false);
+    expect(exported.basicauth_credentials[0].password).toBe(digest);
+    expect((await call('POST', '/config', exported)).status).toBe(201);
+    expect((await call('POST', '/config?check_hash=1', exported)).status).toBe(304);
+    expect((await proxied(`${proxyUrl}/users/7`, login)).status).toBe(200);
   });
 
   // Kong's off_spec: /config GET "returns back the configuration"
