@@ -12,6 +12,7 @@ import { stringify as toYaml } from 'yaml';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { adminClient, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 import { basicAuth } from './support/helpers';
+import { runConfigCommand } from '../../packages/cli/src/config-command';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(ROOT, 'packages/cli/src/main.ts');
@@ -178,6 +179,44 @@ describe.each(TOPOLOGIES)('gatehouse config against the admin API (%s)', (name) 
     expect((await jsonAdmin(topology.adminUrl, 'POST', '/config?check_hash=1', plain)).status).toBe(304);
     expect((await jsonAdmin(topology.adminUrl, 'POST', '/config', plain)).status).toBe(201);
     expect((await jsonAdmin(topology.adminUrl, 'GET', '/consumers/plain-user/basic-auth')).body.data[0].password).toBe(stored);
+  });
+
+  // Kong's `kong config parse | db_import | db_export`, run in this process (the command's code, not a new Node)
+  it("Kong's verbs: parse checks offline, db_import adds to what is there, db_export never overwrites", async () => {
+    const run = async (args: string[]) => {
+      const out = { stdout: '', stderr: '' };
+      const code = await runConfigCommand([...args, '--admin-url', topology.adminUrl, '--no-progress'], {
+        stdout: (t) => void (out.stdout += t),
+        stderr: (t) => void (out.stderr += t),
+        env: {},
+        interactive: false,
+      });
+      return { code, ...out };
+    };
+    const broken = join(dir, 'broken.yml');
+    writeFileSync(broken, toYaml({ _format_version: '3.0', services: [{ name: 'bad', host: 'h', port: 70000 }] }));
+    const parsedBad = await run(['parse', broken]);
+    expect(parsedBad.code).toBe(1);
+    expect(parsedBad.stderr).toMatch(/Failed parsing:[\s\S]*service 'bad'.*port/);
+    const extra = join(dir, 'extra.yml');
+    writeFileSync(extra, toYaml({ _format_version: '3.0', consumers: [{ username: 'imported-user', keyauth_credentials: [{ key: 'imported-key' }] }] }));
+    expect(await run(['parse', extra])).toMatchObject({ code: 0, stdout: 'parse successful\n' });
+
+    const admin = adminClient(topology.adminUrl);
+    const kept = await admin.post('/consumers', { username: `kept-${Date.now()}` });
+    expect(kept.status).toBe(201);
+    expect(await run(['db_import', extra])).toMatchObject({ code: 0, stdout: 'parse successful, beginning import\nimport successful\n' });
+    expect((await admin.get('/consumers/imported-user')).status).toBe(200);
+    expect((await admin.get(`/consumers/${kept.body.id}`)).status).toBe(200);
+    await topology.converge();
+    expect((await proxied(`${topology.proxyUrl}/decl`, { headers: { apikey: 'imported-key' } })).status).not.toBe(401);
+
+    const exported = join(dir, 'exported.yml');
+    expect((await run(['db_export', exported])).code).toBe(0);
+    expect(readFileSync(exported, 'utf8')).toContain('imported-user');
+    const again = await run(['db_export', exported]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already exists. Will not overwrite it.');
   });
 
   it('an unreachable admin API and a bad command are reported, with exit codes 1 and 2', async () => {
