@@ -15,6 +15,7 @@ import { compile } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import type { Logger } from './logger';
+import { redisDocumentStore } from './redis-document-store';
 import type { Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
@@ -51,7 +52,21 @@ export async function startDeclarativeNode(
   log: Logger,
   opts: { admin: boolean; statusExtras?: () => Record<string, unknown>; beforeAdminListens?: () => Promise<void> },
 ): Promise<DeclarativeNode> {
-  const source = new DeclarativeSource({ kinds: offlineDocumentKinds(bundledPlugins), plugins: bundledPlugins, bus, secret, check: (snapshot) => void compile(snapshot) });
+  // a control plane over Redis keeps its document there, resumes from it and follows the other control planes
+  const documents = settings.redisUrl && settings.role !== 'data_plane' ? redisDocumentStore(settings.redisUrl, settings.redisPrefix) : null;
+  const source = new DeclarativeSource({
+    kinds: offlineDocumentKinds(bundledPlugins),
+    plugins: bundledPlugins,
+    bus,
+    secret,
+    check: (snapshot) => void compile(snapshot),
+    ...(documents ? { documents } : {}),
+    log,
+  });
+  const closeSource = async () => {
+    await source.close();
+    documents?.close();
+  };
   if (settings.declarativeConfig) {
     try {
       const applied = await source.replace(readDocument(settings.declarativeConfig));
@@ -60,11 +75,14 @@ export async function startDeclarativeNode(
       const body = err && typeof err === 'object' && 'toBody' in err && typeof err.toBody === 'function' ? JSON.stringify(err.toBody()) : (err as Error).message;
       throw new Error(`GATEHOUSE_DECLARATIVE_CONFIG ${settings.declarativeConfig} does not load: ${body}`);
     }
+  } else if (documents && (await source.resume())) {
+    log.info('declarative configuration resumed from Redis', source.status());
   } else {
     await source.publishCurrent();
   }
+  if (documents) await source.follow();
   await opts.beforeAdminListens?.();
-  if (!opts.admin) return { source, admin: null, app: null, close: async () => {} };
+  if (!opts.admin) return { source, admin: null, app: null, close: closeSource };
   const app = createDeclarativeAdminApp({
     source,
     plugins: bundledPlugins,
@@ -81,5 +99,13 @@ export async function startDeclarativeNode(
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
   const admin = await startAdminServer(app, listenText(settings.adminListen));
-  return { source, admin, app, close: () => admin.close() };
+  return {
+    source,
+    admin,
+    app,
+    close: async () => {
+      await admin.close();
+      await closeSource();
+    },
+  };
 }
