@@ -1,13 +1,13 @@
 // DB-less mode (GATEHOUSE_DATABASE=off, decision 36): `gatehouse start` and a lone `gatehouse data-plane` serve a
 // declarative file with no database; the admin API answers as Kong's `database = off` one (Kong's
 // spec/02-integration/04-admin_api/15-off_spec.lua), and `POST /config` is how the Kong Ingress Controller feeds it.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse as parseYaml } from 'yaml';
-import { freePorts, startEchoUpstream, type EchoUpstream, type SpawnedProcess } from '@gatehouse/testkit';
+import { deleteRedisPrefix, freePorts, SHARED_REDIS_URL, startEchoUpstream, uniqueRedisPrefix, type EchoUpstream, type SpawnedProcess } from '@gatehouse/testkit';
 import { basicAuth, cleanUp, waitUntil } from './support/helpers';
 import { jsonAdmin, proxied, spawnGatehouse } from './support/topology';
 
@@ -259,5 +259,67 @@ describe.each(MODES)('DB-less: the declarative file served with no database ($na
       _transform: false,
       consumers: [{ id: CONSUMER_ID, created_at: 1566863706, updated_at: config.consumers[0].updated_at, username: 'bobo' }],
     });
+  });
+});
+
+// beyond Kong: control planes without a database, fed by POST /config, publishing to every data plane over Redis
+describe('DB-less control planes over Redis: one push, every data plane; a restart resumes', () => {
+  let upstream: EchoUpstream;
+  const prefix = uniqueRedisPrefix('e2e-dbless');
+  const secret = randomBytes(24).toString('hex');
+  let dir: string;
+  let ports: number[];
+  let cpA: SpawnedProcess;
+  let cpB: SpawnedProcess;
+  let dp: SpawnedProcess;
+  const common = () => ({ REDIS_URL: SHARED_REDIS_URL, GATEHOUSE_REDIS_PREFIX: prefix, GATEHOUSE_CLUSTER_SECRET: secret, DATABASE_URL: '' });
+  const controlPlane = (adminPort: number, name: string) =>
+    spawnGatehouse('control-plane', { ...common(), GATEHOUSE_DATABASE: 'off', GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`, GATEHOUSE_DATA_DIR: join(dir, name) }, /admin API listening/, name);
+  const admin = (i: 0 | 1) => `http://127.0.0.1:${ports[i]}`;
+  const proxyUrl = () => `http://127.0.0.1:${ports[2]}`;
+  const documentFor = (path: string) => ({ _format_version: '3.0', services: [{ name: 'pushed', url: upstream.url, routes: [{ name: 'pushed', paths: [path] }] }], consumers: [{ username: `for-${path.slice(1)}` }] });
+
+  beforeAll(async () => {
+    upstream = await startEchoUpstream();
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-dbless-cp-'));
+    ports = await freePorts(4);
+    cpA = await controlPlane(ports[0]!, 'cp-a');
+    cpB = await controlPlane(ports[1]!, 'cp-b');
+    dp = await spawnGatehouse(
+      'data-plane',
+      { ...common(), GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[2]}`, GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${ports[3]}`, GATEHOUSE_DATA_DIR: join(dir, 'dp') },
+      /status API listening/,
+    );
+  });
+
+  afterAll(() =>
+    cleanUp(
+      () => cpA?.stop(),
+      () => cpB?.stop(),
+      () => dp?.stop(),
+      () => upstream?.close(),
+      () => deleteRedisPrefix(SHARED_REDIS_URL, prefix),
+      () => rmSync(dir, { recursive: true, force: true }),
+    ),
+  );
+
+  it('a push to one control plane reaches the data plane and the other control plane', async () => {
+    expect((await jsonAdmin(admin(0), 'POST', '/config', documentFor('/first'))).status).toBe(201);
+    await waitUntil('the data plane serves the push', async () => (await proxied(`${proxyUrl()}/first`)).status === 200);
+    await waitUntil('the other control plane follows', async () => (await jsonAdmin(admin(1), 'GET', '/consumers/for-first')).status === 200);
+    // the other one takes the next push from where the first left off
+    expect((await jsonAdmin(admin(1), 'POST', '/config', documentFor('/second'))).status).toBe(201);
+    await waitUntil('the data plane serves the second push', async () => (await proxied(`${proxyUrl()}/second`)).status === 200);
+    expect((await proxied(`${proxyUrl()}/first`)).status).toBe(404);
+    await waitUntil('the first control plane follows back', async () => (await jsonAdmin(admin(0), 'GET', '/consumers/for-second')).status === 200);
+  });
+
+  it('a restarted control plane resumes the last applied document from Redis, and the data plane keeps serving it', async () => {
+    const before = (await jsonAdmin(admin(0), 'GET', '/status')).body.configuration_hash;
+    await cpA.stop();
+    cpA = await controlPlane(ports[0]!, 'cp-a');
+    expect((await jsonAdmin(admin(0), 'GET', '/consumers/for-second')).status).toBe(200);
+    expect((await jsonAdmin(admin(0), 'GET', '/status')).body.configuration_hash).toBe(before);
+    expect((await proxied(`${proxyUrl()}/second`)).status).toBe(200);
   });
 });

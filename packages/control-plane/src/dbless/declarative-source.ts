@@ -94,7 +94,7 @@ export class DeclarativeSource {
   async follow(): Promise<void> {
     this.subscription = await this.opts.bus.subscribe({
       onAnnouncement: (a) => {
-        if (follows({ version: a.version, epoch: a.epoch ?? null }, { version: this.version, epoch: this.epoch })) void this.adopt();
+        if (follows({ version: a.version, epoch: a.epoch ?? null }, this.position())) void this.adopt();
       },
       onReconnect: () => void this.adopt(),
     });
@@ -104,10 +104,15 @@ export class DeclarativeSource {
     await this.subscription?.close();
   }
 
+  /** where this source stands; null before it published or took up anything */
+  private position(): { version: number; epoch: string } | null {
+    return this.version === 0 ? null : { version: this.version, epoch: this.epoch };
+  }
+
   private adopt(): Promise<void> {
     return this.serially(async () => {
       const stored = await this.verifiedStored();
-      if (!stored || !follows({ version: stored.version, epoch: stored.epoch }, { version: this.version, epoch: this.epoch })) return;
+      if (!stored || !follows({ version: stored.version, epoch: stored.epoch }, this.position())) return;
       this.current = await loadDeclarative(JSON.parse(stored.text) as Record<string, unknown>, this.opts.kinds);
       this.epoch = stored.epoch;
       this.version = stored.version;
@@ -122,7 +127,20 @@ export class DeclarativeSource {
     return null;
   }
 
-  private async publish(state: DeclarativeState, version: number, text: string | null): Promise<Applied> {
+  /**
+   * The position to publish at: `version` in this source's epoch, unless the bus holds a head that is not behind it
+   * (another control plane published meanwhile): then the one right after that head, so every publication follows
+   * the one before it and data planes never see two control planes' snapshots as older than each other.
+   */
+  private async positionAfterHead(version: number): Promise<number> {
+    const head = await this.opts.bus.latestAnnouncement().catch(() => null);
+    if (!head || follows({ version, epoch: this.epoch }, { version: head.version, epoch: head.epoch ?? null })) return version;
+    if (head.epoch) this.epoch = head.epoch;
+    return head.version + 1;
+  }
+
+  private async publish(state: DeclarativeState, wanted: number, text: string | null): Promise<Applied> {
+    const version = await this.positionAfterHead(wanted);
     const snapshot = buildSnapshot(version, stateSnapshotConfig(state, this.opts.plugins));
     snapshot.epoch = this.epoch;
     this.opts.check(snapshot);
