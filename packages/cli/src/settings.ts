@@ -176,6 +176,6 @@ function databaseSettings(env: NodeJS.ProcessEnv, databaseUrl: string | null, ro
   const database = oneOf(env.GATEHOUSE_DATABASE, ['postgres', 'embedded', 'off'] as const, databaseUrl ? 'postgres' : 'embedded', 'GATEHOUSE_DATABASE');
   const file = env.GATEHOUSE_DECLARATIVE_CONFIG ? resolve(env.GATEHOUSE_DECLARATIVE_CONFIG) : null;
   if (database === 'postgres' && !databaseUrl && role !== 'data_plane') throw new Error('GATEHOUSE_DATABASE=postgres needs DATABASE_URL');
-  if (file && database !== 'off' && role !== 'data_plane') throw new Error('GATEHOUSE_DECLARATIVE_CONFIG is read only with GATEHOUSE_DATABASE=off');
+  if (file && database !== 'off') throw new Error('GATEHOUSE_DECLARATIVE_CONFIG is read only with GATEHOUSE_DATABASE=off');
   return { database, declarativeConfig: file };
 }
