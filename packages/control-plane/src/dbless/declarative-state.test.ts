@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { offlineDocumentKinds } from '../declarative/offline-kinds';
@@ -5,6 +6,7 @@ import { DeclarativeError } from '../declarative/errors';
 import { upgradePath } from '../declarative/upgrade';
 import { loadDeclarative, type DeclarativeState } from './declarative-state';
 import { stateSnapshotConfig } from './state-snapshot';
+import { presentEntity } from './read-routes';
 
 const kinds = offlineDocumentKinds(bundledPlugins);
 const CONSUMER = '5e2ce1a9-3b4e-4c77-9d1a-0123456789ab';
@@ -88,6 +90,16 @@ describe('DB-less: a document loaded into memory', () => {
     );
     const paths = Object.fromEntries(state.entities.get('routes')!.map((r) => [r.name, r.paths]));
     expect(paths).toEqual({ nested: ['~/users/\\d+', '/plain'], top: ['~/v1/(?<id>[a-z]+)'] });
+  });
+
+  it('key sets and keys stay in clear in memory: the admin API and the snapshot get the material as given', async () => {
+    const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = JSON.stringify({ ...pair.privateKey.export({ format: 'jwk' }), kid: 'k1' });
+    const state = await loadDeclarative({ _format_version: '3.0', key_sets: [{ name: 'set', keys: [{ name: 'k', kid: 'k1', jwk }] }] }, kinds);
+    const key = one(state, 'keys');
+    expect(presentEntity(kinds.find((k) => k.def.name === 'keys')!, key).jwk).toBe(jwk);
+    const config = stateSnapshotConfig(state, bundledPlugins);
+    expect(config.keys).toEqual([expect.objectContaining({ kid: 'k1', jwk, set: { id: one(state, 'key_sets').id } })]);
   });
 
   it('a document that does not load is refused entity by entity, in Kong shape', async () => {
