@@ -312,6 +312,10 @@ describe('DB-less control planes over Redis: one push, every data plane; a resta
     await waitUntil('the data plane serves the second push', async () => (await proxied(`${proxyUrl()}/second`)).status === 200);
     expect((await proxied(`${proxyUrl()}/first`)).status).toBe(404);
     await waitUntil('the first control plane follows back', async () => (await jsonAdmin(admin(0), 'GET', '/consumers/for-second')).status === 200);
+    // the data plane reports itself to both control planes, at the configuration they hold
+    const hash = (await jsonAdmin(admin(0), 'GET', '/status')).body.configuration_hash;
+    expect(hash).toBe((await jsonAdmin(admin(1), 'GET', '/status')).body.configuration_hash);
+    await waitUntil('the data plane is listed', async () => (await jsonAdmin(admin(1), 'GET', '/clustering/data-planes')).body.data.length === 1);
   });
 
   it('a restarted control plane resumes the last applied document from Redis, and the data plane keeps serving it', async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
+  clusteringExtension,
   createDeclarativeAdminApp,
   DeclarativeSource,
   KONG_COMPATIBLE_VERSION,
@@ -96,6 +97,7 @@ export async function startDeclarativeNode(
     configBodyLimit: settings.adminMaxConfigBody,
     adminGuiOrigins: settings.adminGuiOrigins,
     adminHosts: settings.adminHosts,
+    extensions: settings.role === 'control_plane' ? [clusteringExtension(bus)] : [],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
   const admin = await startAdminServer(app, listenText(settings.adminListen));

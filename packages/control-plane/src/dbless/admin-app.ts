@@ -28,6 +28,8 @@ export interface DeclarativeAdminDeps {
   adminGuiOrigins?: string[];
   adminHosts?: string[];
   log: AdminLogger;
+  /** modules that add routes needing no database (the clustering view of a control plane) */
+  extensions?: Array<(ctx: { resources: ResourceRegistry }) => void>;
 }
 
 export interface DeclarativeAdminApp extends Express {
@@ -73,6 +75,7 @@ export function createDeclarativeAdminApp(deps: DeclarativeAdminDeps): Declarati
   mountDeclarativeNodeRoutes(resources, node, deps.plugins, deps.source);
   mountDeclarativeSchemaRoutes(resources, kinds, deps.plugins);
   mountDeclarativeConfigRoutes(resources, deps.source);
+  for (const extension of deps.extensions ?? []) extension({ resources });
   mountReadRoutes(resources, kinds, () => deps.source.state);
   resources.finish();
   app.use(notFound());
