@@ -19,6 +19,8 @@ describe('GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG', () => {
     expect(() => readSettings({ GATEHOUSE_DATABASE: 'postgres' }, 'all')).toThrow(/DATABASE_URL/);
     expect(() => readSettings({ GATEHOUSE_DECLARATIVE_CONFIG: 'kong.yml' }, 'all')).toThrow(/GATEHOUSE_DATABASE=off/);
     expect(() => readSettings({ GATEHOUSE_DECLARATIVE_CONFIG: 'kong.yml' }, 'data_plane')).toThrow(/GATEHOUSE_DATABASE=off/);
+    // an admin API without a database cannot enforce RBAC: refused rather than left open
+    expect(() => readSettings({ GATEHOUSE_DATABASE: 'off', GATEHOUSE_ENFORCE_RBAC: 'on' }, 'all')).toThrow(/GATEHOUSE_ENFORCE_RBAC needs a database/);
   });
 
   it('a data plane with a file and the database off serves it alone; without a file it follows the bus', () => {

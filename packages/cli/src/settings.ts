@@ -177,5 +177,8 @@ function databaseSettings(env: NodeJS.ProcessEnv, databaseUrl: string | null, ro
   const file = env.GATEHOUSE_DECLARATIVE_CONFIG ? resolve(env.GATEHOUSE_DECLARATIVE_CONFIG) : null;
   if (database === 'postgres' && !databaseUrl && role !== 'data_plane') throw new Error('GATEHOUSE_DATABASE=postgres needs DATABASE_URL');
   if (file && database !== 'off') throw new Error('GATEHOUSE_DECLARATIVE_CONFIG is read only with GATEHOUSE_DATABASE=off');
+  // RBAC's users and roles live in the database: without one, enforcement cannot be honoured, so it is refused
+  const rbac = env.GATEHOUSE_ENFORCE_RBAC ?? 'off';
+  if (database === 'off' && role !== 'data_plane' && rbac !== 'off' && rbac !== '') throw new Error('GATEHOUSE_ENFORCE_RBAC needs a database: it cannot be used with GATEHOUSE_DATABASE=off');
   return { database, declarativeConfig: file };
 }
