@@ -120,6 +120,7 @@ describe.each(MODES)('DB-less: the declarative file served with no database ($na
     expect((await call('GET', '/consumers/alice/key-auth')).body.data[0].key).toBe('alice-key');
     expect((await call('GET', '/services?tags=managed-by-ingress-controller')).body.data).toHaveLength(1);
     expect((await call('GET', '/routes?tags=managed-by-ingress-controller')).body.data).toHaveLength(0);
+    expect((await call('GET', '/tags/managed-by-ingress-controller')).body.data).toEqual([{ entity_name: 'services', entity_id: expect.any(String), tag: 'managed-by-ingress-controller' }]);
     const schema = await call('GET', '/schemas/services');
     expect(schema.status).toBe(200);
     expect(Array.isArray(schema.body.fields)).toBe(true);

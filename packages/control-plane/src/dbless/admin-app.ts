@@ -13,6 +13,7 @@ import { mountDeclarativeConfigRoutes } from './config-routes';
 import type { DeclarativeSource } from './declarative-source';
 import { mountDeclarativeNodeRoutes, mountDeclarativeSchemaRoutes } from './node-routes';
 import { mountReadRoutes } from './read-routes';
+import { mountDeclarativeTagRoutes } from './tag-routes';
 
 export interface DeclarativeAdminDeps {
   source: DeclarativeSource;
@@ -76,6 +77,7 @@ export function createDeclarativeAdminApp(deps: DeclarativeAdminDeps): Declarati
   mountDeclarativeSchemaRoutes(resources, kinds, deps.plugins);
   mountDeclarativeConfigRoutes(resources, deps.source);
   for (const extension of deps.extensions ?? []) extension({ resources });
+  mountDeclarativeTagRoutes(resources, () => deps.source.state);
   mountReadRoutes(resources, kinds, () => deps.source.state);
   resources.finish();
   app.use(notFound());
