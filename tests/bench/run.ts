@@ -6,6 +6,7 @@
 //   BENCH_ROUNDS (default 2): alternating rounds of the side-by-side scenarios (tls, observability), for a noisy machine
 //   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
 //   BENCH_ONLY=opentelemetry: key-auth + opentelemetry (sampling 1.0, local collector) against key-auth alone
+//   BENCH_DBLESS_CONSUMERS (default 100000): the consumer count of the `dbless` scenario's POST /config
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
@@ -20,6 +21,7 @@ import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
 import { measureObservability } from './observability';
 import { formatStartup, measureStartup } from './startup';
+import { formatDbless, measureDbless } from './dbless';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
 import { measureRouter, printRouter } from './router';
@@ -192,6 +194,18 @@ gatehouse start, sources through tsx vs the build (3 starts each, RSS after ${se
 ${formatStartup(samples)}`);
     } finally {
       await startupUpstream.stop();
+    }
+  }
+
+  if (!only || only.includes('dbless')) {
+    const dblessUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      const figures = await measureDbless(`http://127.0.0.1:${dblessUpstream.port}`, 3, seconds * 1000, Number(process.env.BENCH_DBLESS_CONSUMERS ?? 100_000));
+      console.log(`
+gatehouse start without a database (GATEHOUSE_DATABASE=off, a declarative file) vs embedded PGlite (3 starts each, RSS after ${seconds}s idle):
+${formatDbless(figures)}`);
+    } finally {
+      await dblessUpstream.stop();
     }
   }
 }

@@ -2,6 +2,7 @@
 // applied through the CLI is served by every data plane, diff exits non-zero exactly when there are changes, and
 // --select-tag manages the tagged entities only.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { stringify as toYaml } from 'yaml';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
-import { adminClient, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
+import { adminClient, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
+import { basicAuth } from './support/helpers';
+import { runConfigCommand } from '../../packages/cli/src/config-command';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(ROOT, 'packages/cli/src/main.ts');
@@ -140,6 +143,80 @@ describe.each(TOPOLOGIES)('gatehouse config against the admin API (%s)', (name) 
     expect((await admin.get('/consumers/carol')).status).toBe(404);
     expect((await admin.get('/consumers/alice')).status).toBe(200);
     expect((await gatehouseConfig(['diff', file], topology.adminUrl)).stdout).toContain('- delete consumers bob');
+  });
+
+  // decK's test data: documents Kong 3.9 accepts, imported through POST /config as a new user would
+  it('a Kong dump imports as Kong 3.9 reads it (_transform false digests, 1.1 regex paths, shorthand fields, hex ids)', async () => {
+    const consumer = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
+    const dump = {
+      _format_version: '1.1',
+      _transform: false,
+      services: [
+        {
+          id: '00000000-0000-0000-0000-000000000001',
+          name: 'kong-dump',
+          url: upstream.url,
+          _comment: 'exported from Kong',
+          routes: [{ name: 'users', paths: ['/dump/users/\\d+'], plugins: [{ name: 'basic-auth' }, { name: 'rate-limiting', config: { minute: 1000, redis_host: null, redis_port: 6379, redis_timeout: 2000 } }] }],
+        },
+      ],
+      // SHA-1 of the password followed by the consumer id: what Kong stores and exports
+      consumers: [{ id: consumer, username: 'kong-user', basicauth_credentials: [{ username: 'kong-user', password: createHash('sha1').update(`kong-password${consumer}`).digest('hex') }] }],
+    };
+    const imported = await jsonAdmin(topology.adminUrl, 'POST', '/config', dump);
+    expect(imported.status).toBe(201);
+    await topology.converge();
+    const login = { headers: { authorization: basicAuth('kong-user', 'kong-password') } };
+    expect((await proxied(`${topology.proxyUrl}/dump/users/42`, login)).status).toBe(200);
+    expect((await proxied(`${topology.proxyUrl}/dump/users/42`, { headers: { authorization: basicAuth('kong-user', 'wrong') } })).status).toBe(401);
+    // a regex path, not the literal prefix `/dump/users/\d+`: other paths under /dump/users are not this route's
+    expect((await proxied(`${topology.proxyUrl}/dump/users/abc`, login)).status).toBe(404);
+
+    // a document with the password in clear, pushed again with check_hash: nothing changed, 304, no new hash
+    const plain = { _format_version: '3.0', consumers: [{ username: 'plain-user', basicauth_credentials: [{ username: 'plain-user', password: 'pw' }] }] };
+    expect((await jsonAdmin(topology.adminUrl, 'POST', '/config', plain)).status).toBe(201);
+    const stored = (await jsonAdmin(topology.adminUrl, 'GET', '/consumers/plain-user/basic-auth')).body.data[0].password;
+    expect((await jsonAdmin(topology.adminUrl, 'POST', '/config?check_hash=1', plain)).status).toBe(304);
+    expect((await jsonAdmin(topology.adminUrl, 'POST', '/config', plain)).status).toBe(201);
+    expect((await jsonAdmin(topology.adminUrl, 'GET', '/consumers/plain-user/basic-auth')).body.data[0].password).toBe(stored);
+  });
+
+  // Kong's `kong config parse | db_import | db_export`, run in this process (the command's code, not a new Node)
+  it("Kong's verbs: parse checks offline, db_import adds to what is there, db_export never overwrites", async () => {
+    const run = async (args: string[]) => {
+      const out = { stdout: '', stderr: '' };
+      const code = await runConfigCommand([...args, '--admin-url', topology.adminUrl, '--no-progress'], {
+        stdout: (t) => void (out.stdout += t),
+        stderr: (t) => void (out.stderr += t),
+        env: {},
+        interactive: false,
+      });
+      return { code, ...out };
+    };
+    const broken = join(dir, 'broken.yml');
+    writeFileSync(broken, toYaml({ _format_version: '3.0', services: [{ name: 'bad', host: 'h', port: 70000 }] }));
+    const parsedBad = await run(['parse', broken]);
+    expect(parsedBad.code).toBe(1);
+    expect(parsedBad.stderr).toMatch(/Failed parsing:[\s\S]*service 'bad'.*port/);
+    const extra = join(dir, 'extra.yml');
+    writeFileSync(extra, toYaml({ _format_version: '3.0', consumers: [{ username: 'imported-user', keyauth_credentials: [{ key: 'imported-key' }] }] }));
+    expect(await run(['parse', extra])).toMatchObject({ code: 0, stdout: 'parse successful\n' });
+
+    const admin = adminClient(topology.adminUrl);
+    const kept = await admin.post('/consumers', { username: `kept-${Date.now()}` });
+    expect(kept.status).toBe(201);
+    expect(await run(['db_import', extra])).toMatchObject({ code: 0, stdout: 'parse successful, beginning import\nimport successful\n' });
+    expect((await admin.get('/consumers/imported-user')).status).toBe(200);
+    expect((await admin.get(`/consumers/${kept.body.id}`)).status).toBe(200);
+    await topology.converge();
+    expect((await proxied(`${topology.proxyUrl}/decl`, { headers: { apikey: 'imported-key' } })).status).not.toBe(401);
+
+    const exported = join(dir, 'exported.yml');
+    expect((await run(['db_export', exported])).code).toBe(0);
+    expect(readFileSync(exported, 'utf8')).toContain('imported-user');
+    const again = await run(['db_export', exported]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already exists. Will not overwrite it.');
   });
 
   it('an unreachable admin API and a bad command are reported, with exit codes 1 and 2', async () => {

@@ -1,9 +1,10 @@
-// `gatehouse config dump|validate|diff|apply`: declarative configuration against an admin API.
+// `gatehouse config dump|validate|diff|apply|parse|db_import|db_export`: declarative configuration against an admin API.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { flattenDocument, offlineDocumentKinds, parseDocumentText, renderDiff, validateDocument, type ConfigDiff, type FlattenedError } from '@gatehouse/control-plane';
+import { dbExportVerb, dbImportVerb, parseVerb, type AdminCalls } from './config-kong-verbs';
 
 export interface ConfigCommandIo {
   stdout: (text: string) => void;
@@ -31,6 +32,9 @@ Commands:
   validate FILE           check a document offline (no server): format, schemas, references, duplicates
   diff FILE               what applying FILE would create, change and delete; exit 1 when it would change anything
   apply FILE [--dry-run]  replace the configuration with FILE in one transaction (--dry-run: show the diff only)
+  parse FILE              Kong's \`kong config parse\`: check FILE offline (exit 1 with what is wrong)
+  db_import FILE          Kong's \`kong config db_import\`: add or replace FILE's entities, keeping the rest
+  db_export [FILE]        Kong's \`kong config db_export\`: write the configuration to FILE (default ./kong.yml), never over an existing file
 
 Options:
   --admin-url URL         admin API (default $GATEHOUSE_ADMIN_URL or http://127.0.0.1:8001)
@@ -185,6 +189,15 @@ async function diffAgainstServer(opts: Options, file: string, io: ConfigCommandI
   return JSON.parse(reply.body) as ConfigDiff;
 }
 
+/** the admin calls of Kong's verbs (config-kong-verbs.ts) */
+function adminCalls(opts: Options, io: ConfigCommandIo): AdminCalls {
+  return {
+    get: (path) => send(opts, 'GET', path),
+    postConfig: (body) => send(opts, 'POST', 'config?flatten_errors=1', body, 'application/json', progressBar(io, opts.progress)),
+    failure,
+  };
+}
+
 const changes = (d: ConfigDiff) => d.created.length + d.changed.length + d.deleted.length;
 
 /** Runs one `gatehouse config …` command; returns the exit code (0 ok, 1 failed or has changes for diff, 2 usage). */
@@ -247,6 +260,19 @@ export async function runConfigCommand(args: string[], io: ConfigCommandIo): Pro
         io.stdout(`applied in ${((Date.now() - started) / 1000).toFixed(1)} s: ${counts.join(', ') || 'an empty configuration'}\n`);
         return 0;
       }
+      case 'parse':
+      case 'db_import': {
+        if (!file) throw new UsageError('expected a declarative configuration file; see `gatehouse config help`');
+        const verbIo = { stdout: io.stdout, render: renderErrors };
+        if (sub === 'parse') {
+          parseVerb(readDocument(file).doc, verbIo);
+          io.stdout('parse successful\n');
+        } else await dbImportVerb(readDocument(file).doc, adminCalls(opts, io), verbIo);
+        return 0;
+      }
+      case 'db_export':
+        await dbExportVerb(file, adminCalls(opts, io), { stdout: io.stdout, render: renderErrors });
+        return 0;
       default:
         throw new UsageError(`unknown config command '${sub}'`);
     }

@@ -6,7 +6,8 @@ import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-p
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
-import { openBus, openHealthChannel } from './bus';
+import { openBus, openHealthChannel, servesFileAlone } from './bus';
+import { startDeclarativeNode, type DeclarativeNode } from './declarative-node';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
@@ -44,7 +45,7 @@ function clusterSecret(settings: Settings): string {
     checkClusterSecret(settings.clusterSecret);
     return settings.clusterSecret;
   }
-  if (settings.role === 'all' && !settings.redisUrl) return embeddedClusterSecret(settings.dataDir);
+  if ((settings.role === 'all' && !settings.redisUrl) || servesFileAlone(settings)) return embeddedClusterSecret(settings.dataDir);
   throw new Error('GATEHOUSE_CLUSTER_SECRET is required when snapshots travel through Redis (the same value on every node)');
 }
 
@@ -96,6 +97,7 @@ async function run(command: string): Promise<void> {
   const cacheMemory = role !== 'control_plane' ? new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES) : null;
   const cacheAdmin = tokenRedis ? redisCacheAdmin(tokenRedis, settings.redisPrefix, cacheMemory) : cacheMemory ? localCacheAdmin(cacheMemory) : null;
   let cp: ControlPlaneNode | null = null;
+  let declarative: DeclarativeNode | null = null;
   let dp: DataPlaneNode | null = null;
 
   let closing = false;
@@ -108,6 +110,7 @@ async function run(command: string): Promise<void> {
     try {
       await dp?.close();
       await cp?.close();
+      await declarative?.close();
       await bus.close();
       await health.close();
       tokenRedis?.disconnect();
@@ -136,7 +139,19 @@ async function run(command: string): Promise<void> {
       metrics,
     );
   };
-  if (role !== 'data_plane') {
+  if (settings.database === 'off' && (role !== 'data_plane' || servesFileAlone(settings))) {
+    // no database: the declarative file (and, with an admin API, POST /config) is the configuration
+    declarative = await startDeclarativeNode(settings, bus, secret, log, {
+      admin: role !== 'data_plane',
+      statusExtras: () => (dp ? { configuration_hash_data_plane: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+      beforeAdminListens: role === 'control_plane' ? undefined : startProxy,
+    });
+    if (declarative.admin) {
+      const exposure = adminExposureWarning(settings);
+      if (exposure) log.warn(exposure);
+      process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show(declarative.admin)} (database: off${settings.declarativeConfig ? `, ${settings.declarativeConfig}` : ''})\n`);
+    }
+  } else if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
       statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
       extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],

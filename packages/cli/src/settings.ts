@@ -5,6 +5,7 @@ import { usableCores } from './cpu-count';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
+export type DatabaseMode = 'postgres' | 'embedded' | 'off';
 
 /** Everything the `gatehouse` command reads from the environment, with defaults that make `gatehouse start` work alone. */
 export interface Settings {
@@ -18,6 +19,10 @@ export interface Settings {
   proxyTlsCert: string | null;
   proxyTlsKey: string | null;
   databaseUrl: string | null;
+  /** where the configuration lives: Postgres (DATABASE_URL), embedded Postgres (PGlite), or `off` (in memory, from a declarative file or `POST /config`) */
+  database: DatabaseMode;
+  /** the declarative configuration file loaded at start when the database is `off` (YAML or JSON, Kong's format) */
+  declarativeConfig: string | null;
   dataDir: string;
   redisUrl: string | null;
   redisPrefix: string;
@@ -67,6 +72,8 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: 'proxy address (data plane)' },
   { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all, control_plane)', meaning: 'status API without RBAC: `/status`, `/status/ready`, `/metrics` (data plane, control plane, or both planes with `start`); `off` disables it' },
   { name: 'DATABASE_URL', default: 'unset → embedded Postgres (PGlite) in the data directory', meaning: 'Postgres connection string for the control plane' },
+  { name: 'GATEHOUSE_DATABASE', default: '`postgres` when DATABASE_URL is set, else `embedded`', meaning: "Kong's `database`: `postgres`, `embedded` (PGlite in the data directory) or `off` (no database: the configuration is the declarative file, replaced whole by `POST /config`; admin writes answer 405)" },
+  { name: 'GATEHOUSE_DECLARATIVE_CONFIG', default: 'unset', meaning: "Kong's `declarative_config`: a YAML or JSON file (format 3.0, 2.1 or 1.1) loaded at start with `GATEHOUSE_DATABASE=off`; a `data-plane` given one serves it alone, without a control plane or Redis" },
   { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
   { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
   { name: 'GATEHOUSE_REDIS_PREFIX', default: 'gatehouse:', meaning: 'key and channel prefix in Redis' },
@@ -143,6 +150,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     proxyTlsCert: tlsCert,
     proxyTlsKey: tlsKey,
     databaseUrl: blank(env.DATABASE_URL),
+    ...databaseSettings(env, blank(env.DATABASE_URL), role),
     dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
     redisUrl: blank(env.REDIS_URL),
     redisPrefix: env.GATEHOUSE_REDIS_PREFIX ?? 'gatehouse:',
@@ -175,4 +183,16 @@ export function readTracing(env: NodeJS.ProcessEnv): TracingSettings {
   const samplingRate = raw === undefined || raw.trim() === '' ? 0.01 : Number(raw);
   if (!Number.isFinite(samplingRate) || samplingRate < 0 || samplingRate > 1) throw new Error('tracing_sampling_rate must be between 0 and 1');
   return { instrumentations, samplingRate };
+}
+
+/** GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG, checked against each other and DATABASE_URL */
+function databaseSettings(env: NodeJS.ProcessEnv, databaseUrl: string | null, role: Role): Pick<Settings, 'database' | 'declarativeConfig'> {
+  const database = oneOf(env.GATEHOUSE_DATABASE, ['postgres', 'embedded', 'off'] as const, databaseUrl ? 'postgres' : 'embedded', 'GATEHOUSE_DATABASE');
+  const file = env.GATEHOUSE_DECLARATIVE_CONFIG ? resolve(env.GATEHOUSE_DECLARATIVE_CONFIG) : null;
+  if (database === 'postgres' && !databaseUrl && role !== 'data_plane') throw new Error('GATEHOUSE_DATABASE=postgres needs DATABASE_URL');
+  if (file && database !== 'off') throw new Error('GATEHOUSE_DECLARATIVE_CONFIG is read only with GATEHOUSE_DATABASE=off');
+  // RBAC's users and roles live in the database: without one, enforcement cannot be honoured, so it is refused
+  const rbac = env.GATEHOUSE_ENFORCE_RBAC ?? 'off';
+  if (database === 'off' && role !== 'data_plane' && rbac !== 'off' && rbac !== '') throw new Error('GATEHOUSE_ENFORCE_RBAC needs a database: it cannot be used with GATEHOUSE_DATABASE=off');
+  return { database, declarativeConfig: file };
 }

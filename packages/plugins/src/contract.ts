@@ -293,12 +293,21 @@ export interface ExchangeMetricsSink {
   record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean }): void;
 }
 
+/** How a credential is written. */
+export interface PrepareOptions {
+  /**
+   * false when a declarative document says `_transform: false` (Kong's exports): values are stored as given, already
+   * transformed (a basic-auth password is Kong's stored digest, not the password)
+   */
+  transform?: boolean;
+}
+
 /** A credential entity owned by a plugin, with its admin paths and write hooks. */
 export interface CredentialEntity extends EntityDefinition {
   /** path under a consumer, e.g. `key-auth` for /consumers/{c}/key-auth */
   consumerPath: string;
   /** turns admin input into what is stored (generate a key, hash a password); runs before validation of uniques */
-  prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null, options?: PrepareOptions) => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
 export interface PluginDefinition<Config = unknown, Index = unknown> {
@@ -320,6 +329,11 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * plugin entity checks), `@config` (a message about the config record as a whole), or a config field name
    */
   checkConfig?: (config: Config) => Record<string, string | string[]> | null;
+  /**
+   * Kong's `shorthand_fields`: deprecated config fields that still load, rewritten onto their replacements before
+   * validation (rate-limiting's `redis_host` → `redis.host`); returns the config to validate
+   */
+  shorthandFields?: (config: Record<string, unknown>) => Record<string, unknown>;
   /** builds lookups (e.g. key → credential) once per snapshot */
   compile?: (config: SnapshotConfig) => Index;
   /**

@@ -9,6 +9,7 @@ import { DeclarativeError, entityType, errorItems, type FlattenedError } from '.
 import { diffConfigs, type ConfigDiff, type DiffFamily } from './diff';
 import { hasTags, readAll, toDocumentEntity } from './export';
 import { nextTurn, runAtOnce, runInSlices, SliceCounter, type Steps } from './slices';
+import { previousCredentials, storedById, storedForm } from './stored-form';
 
 /** What is wrong with an error thrown by a kind's checks, as Kong's field errors. */
 function fieldErrorsOf(err: unknown): FieldErrors {
@@ -67,11 +68,13 @@ export async function diffDocument(entities: EntityService, flat: FlatDocument, 
       if (slice.full()) await nextTurn();
       if (hasTags(e, selectTags)) have.set(e.id, toDocumentEntity(kind, entities.present(kind, e)));
     }
+    const stored = storedById(kind, current);
     const want = new Map<string, Record<string, unknown>>();
     for (const doc of flat.entities.get(kind.def.name)!) {
       if (slice.full()) await nextTurn();
       const result = checkEntity(kind, doc.body);
-      const entity = 'entity' in result ? result.entity : doc.body;
+      const checked = 'entity' in result ? result.entity : doc.body;
+      const entity = 'entity' in result ? await storedForm(kind, checked, stored.get(String(doc.body.id)) ?? null, { trx: entities.store.db, transform: flat.transform }) : checked;
       want.set(String(doc.body.id), toDocumentEntity(kind, entities.present(kind, entity as StoredEntity)));
     }
     families.push({ type: kind.def.name, endpointKey: kind.def.endpointKey, current: have, desired: want });
@@ -96,6 +99,8 @@ export async function applyDocument(entities: EntityService, flat: FlatDocument,
       const { rows } = await sql<{ id: string; created_at: string | number }>`select id, created_at from ${sql.table(kind.def.name)}`.execute(trx);
       for (const row of rows) createdAt.set(row.id, Number(row.created_at));
     }
+    // credentials applied again keep what their prepare made of them before (a password's hash)
+    const previous = await previousCredentials(store, flat.kinds, trx);
     for (const kind of [...flat.kinds].reverse()) await store.repo(kind.def.name).deleteAll(trx, selectTags);
 
     const written = new Map<string, StoredEntity[]>();
@@ -108,7 +113,8 @@ export async function applyDocument(entities: EntityService, flat: FlatDocument,
         const body = { ...doc.body };
         if (body.created_at === undefined && createdAt.has(String(body.id))) body.created_at = createdAt.get(String(body.id));
         try {
-          built.push(await entities.buildNew(trx, kind, { body }));
+          const before = previous.get(String(body.id)) ?? null;
+          built.push(await entities.buildNew(trx, kind, { body }, undefined, { trx, previous: before, input: { body }, transform: flat.transform }));
         } catch (err) {
           errors.push(entityError(doc, errorItems(fieldErrorsOf(err))));
         }

@@ -7,6 +7,7 @@ import { derivedId } from './ids';
 import { childrenOf, orderKinds } from './kinds';
 import { entityType, type FlattenedError } from './errors';
 import { runAtOnce, SliceCounter, type Steps } from './slices';
+import { upgradeDocument, withIdRecords, withoutIgnoredKeys } from './upgrade';
 
 /** Kong's declarative format versions this reader accepts (3.0 is what it writes). */
 export const FORMAT_VERSION = '3.0';
@@ -26,6 +27,8 @@ export interface FlatDocument {
   kinds: EntityKind[];
   entities: Map<string, DocEntity[]>;
   errors: FlattenedError[];
+  /** false when the document says `_transform: false` (Kong's exports): credentials are stored as given */
+  transform: boolean;
 }
 
 /**
@@ -107,6 +110,7 @@ export function flattenDocument(doc: Record<string, unknown>, allKinds: EntityKi
 
 /** flattenDocument as steps (slices.ts), for the admin API to run without holding the event loop */
 export function* flattenSteps(doc: Record<string, unknown>, allKinds: EntityKind[], opts: FlattenOptions = {}): Steps<FlatDocument> {
+  upgradeDocument(doc);
   const slice = new SliceCounter();
   const kinds = orderKinds(allKinds);
   const byName = new Map(kinds.map((k) => [k.def.name, k]));
@@ -116,6 +120,8 @@ export function* flattenSteps(doc: Record<string, unknown>, allKinds: EntityKind
     errors.push({ entity_type: 'declarative', errors: [{ type: field ? 'field' : 'entity', field, message }] });
 
   const version = doc._format_version;
+  if (doc._transform !== undefined && typeof doc._transform !== 'boolean') topError('expected a boolean', '_transform');
+  const transform = doc._transform !== false;
   if (version === undefined) topError('required field missing', '_format_version');
   else if (typeof version !== 'string' || !ACCEPTED_VERSIONS.has(version)) {
     topError(`expected one of: ${[...ACCEPTED_VERSIONS].join(', ')}`, '_format_version');
@@ -129,7 +135,7 @@ export function* flattenSteps(doc: Record<string, unknown>, allKinds: EntityKind
       errors.push({ entity_type: entityType(kind.def.name), errors: [{ type: 'entity', message: `${where}: expected a record` }] });
       return;
     }
-    let body: Record<string, unknown> = { ...(item as Record<string, unknown>) };
+    let body: Record<string, unknown> = withIdRecords(kind, withoutIgnoredKeys({ ...(item as Record<string, unknown>) }));
     const entity: DocEntity = { kind, body, nestedUnder: parent };
     const nested: Array<{ kind: EntityKind; field: string; items: unknown[] }> = [];
     for (const child of childrenOf(kinds, kind.def.name)) {
@@ -171,7 +177,7 @@ export function* flattenSteps(doc: Record<string, unknown>, allKinds: EntityKind
   }
 
   yield* resolveReferences(kinds, entities, errors, slice, opts.external);
-  return { kinds, entities, errors };
+  return { kinds, entities, errors, transform };
 }
 
 /** In dependency order: references → `{id}`, then the entity's own id (given or derived), then duplicates. */

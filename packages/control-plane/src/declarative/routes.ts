@@ -42,7 +42,7 @@ const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml
  * The document of a `POST /config`: a JSON or YAML body that is the document itself, or Kong's form where the
  * document travels as a string in the `config` field (JSON body or form-urlencoded).
  */
-function documentOf(req: Request): Record<string, unknown> {
+export function documentOf(req: Request): Record<string, unknown> {
   const type = mediaType(req);
   const text = bodyText(req);
   if (text.trim() === '') throw new HttpError(400, 'expected a declarative configuration');

@@ -1,6 +1,6 @@
 import { listenOn } from './listening';
 import { createServer, type Server } from 'node:http';
-import type { AdminApp } from './app';
+import type { ServerCounters } from '../routes/root';
 
 export interface AdminServer {
   server: Server;
@@ -19,7 +19,7 @@ export function parseListen(listen: string): { host: string; port: number } {
 }
 
 /** Starts the admin API on `listen` (port 0 picks a free port) and keeps the connection counters of GET /status. */
-export async function startAdminServer(app: AdminApp, listen: string): Promise<AdminServer> {
+export async function startAdminServer(app: { locals: { counters: ServerCounters } } & Parameters<typeof createServer>[1], listen: string): Promise<AdminServer> {
   const { host, port } = parseListen(listen);
   const counters = app.locals.counters;
   const server = createServer(app);

@@ -5,6 +5,7 @@ import { loadKeysForSnapshot } from '../keys/snapshot-keys';
 import { readEpoch } from '../store/cluster-epoch';
 import { loadTlsForSnapshot } from '../tls/snapshot-tls';
 import type { ConfigStore } from '../store/config-store';
+import type { StoredEntity } from '../store/entity-repository';
 
 export interface ReadConfigOptions {
   plugins: PluginDefinition[];
@@ -23,23 +24,35 @@ export async function readSnapshotConfig(
   opts: ReadConfigOptions,
 ): Promise<{ version: number; epoch: string | null; config: SnapshotConfig }> {
   const { version, result } = await store.readConsistent(async (trx) => {
-    const config = emptyConfig();
-    const [services, routes, consumers, plugins] = await Promise.all(
-      ['services', 'routes', 'consumers', 'plugins'].map((name) => store.repo(name).all(trx)),
-    );
-    config.services = services as unknown as SnapshotConfig['services'];
-    config.routes = routes as unknown as SnapshotConfig['routes'];
-    config.consumers = consumers as unknown as SnapshotConfig['consumers'];
-    config.plugins = plugins as unknown as SnapshotConfig['plugins'];
-    for (const entity of opts.plugins.flatMap((p) => p.entities ?? [])) {
-      if (entity.name in config.credentials) continue;
-      config.credentials[entity.name] = (await store.repo(entity.name).all(trx)) as unknown as SnapshotConfig['credentials'][string];
-    }
+    const names = ['services', 'routes', 'consumers', 'plugins', ...credentialNames(opts.plugins), upstreams.name, targets.name];
+    store.register(upstreams);
+    store.register(targets);
+    const lists = new Map(await Promise.all(names.map(async (name) => [name, await store.repo(name).all(trx)] as const)));
+    const config = assembleSnapshotConfig((name) => lists.get(name) ?? [], opts.plugins);
     if (opts.keyring) Object.assign(config, await loadKeysForSnapshot(trx, opts.keyring));
-    config.upstreams = (await store.register(upstreams).all(trx)) as unknown as SnapshotConfig['upstreams'];
-    config.targets = (await store.register(targets).all(trx)) as unknown as SnapshotConfig['targets'];
     if (opts.keyring && opts.tls) Object.assign(config, await loadTlsForSnapshot(trx, opts.keyring));
     return { config, epoch: await readEpoch(trx) };
   });
   return { version, epoch: result.epoch, config: result.config };
+}
+
+/** the credential families of the installed plugins, each once */
+function credentialNames(plugins: PluginDefinition[]): string[] {
+  return [...new Set(plugins.flatMap((p) => p.entities ?? []).map((e) => e.name))];
+}
+
+/**
+ * The entity sections of a snapshot (services, routes, consumers, plugins, credentials, upstreams, targets) from
+ * stored entities, whatever holds them (the database, or a declarative document in memory).
+ */
+export function assembleSnapshotConfig(read: (name: string) => StoredEntity[], plugins: PluginDefinition[]): SnapshotConfig {
+  const config = emptyConfig();
+  config.services = read('services') as unknown as SnapshotConfig['services'];
+  config.routes = read('routes') as unknown as SnapshotConfig['routes'];
+  config.consumers = read('consumers') as unknown as SnapshotConfig['consumers'];
+  config.plugins = read('plugins') as unknown as SnapshotConfig['plugins'];
+  for (const name of credentialNames(plugins)) config.credentials[name] = read(name) as unknown as SnapshotConfig['credentials'][string];
+  config.upstreams = read(upstreams.name) as unknown as SnapshotConfig['upstreams'];
+  config.targets = read(targets.name) as unknown as SnapshotConfig['targets'];
+  return config;
 }

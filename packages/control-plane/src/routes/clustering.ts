@@ -5,7 +5,7 @@ import type { AdminContext } from '../http/context';
  * The control plane's view of its data planes, fed by their heartbeats through the bus:
  * GET /clustering/data-planes (Kong's shape) and the deprecated GET /clustering/status.
  */
-export function clusteringExtension(bus: ConfigBus): (ctx: AdminContext) => void {
+export function clusteringExtension(bus: ConfigBus): (ctx: Pick<AdminContext, 'resources'>) => void {
   return (ctx) => {
     ctx.resources.add('/clustering/data-planes', {
       get: async (_req, res) => {

@@ -6,6 +6,6 @@ export function credentialKind(entity: CredentialEntity): EntityKind {
   return {
     def: entity,
     nestedPaths: { consumers: entity.consumerPath },
-    prepare: entity.prepare ? (e, ctx) => entity.prepare!(e, ctx.previous) : undefined,
+    prepare: entity.prepare ? (e, ctx) => entity.prepare!(e, ctx.previous, { transform: ctx.transform }) : undefined,
   };
 }

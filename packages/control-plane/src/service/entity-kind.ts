@@ -12,6 +12,8 @@ export interface WriteContext {
   carry?: Record<string, unknown>;
   /** the request's input as given (body, and what the admin middleware learned), when the write comes from one */
   input?: WriteInput;
+  /** false for a declarative document with `_transform: false`: values are stored as given (see PrepareOptions) */
+  transform?: boolean;
   /** fields added to this write's response only, never stored (a generated token, shown once) */
   reply?: Record<string, unknown>;
 }

@@ -27,7 +27,8 @@ export function pluginKind(available: PluginDefinition[]): EntityKind {
   const pluginOf = (input: Record<string, unknown>) => (typeof input.name === 'string' ? byName.get(input.name) : undefined);
 
   return {
-    def: pluginDefinition,
+    // Kong's shorthand fields: deprecated config fields rewritten onto their replacements as the input is read
+    def: { ...pluginDefinition, normalizeInput: (input) => withShorthands(pluginOf(input), input) },
     schemaFor(input) {
       const plugin = pluginOf(input);
       return plugin ? schemaOf(plugin) : pluginSchema;
@@ -45,6 +46,13 @@ export function pluginKind(available: PluginDefinition[]): EntityKind {
       if (errors && Object.keys(errors).length > 0) throw schemaViolation(placeConfigErrors(errors));
     },
   };
+}
+
+function withShorthands(plugin: PluginDefinition | undefined, input: Record<string, unknown>): Record<string, unknown> {
+  const base = pluginDefinition.normalizeInput ? pluginDefinition.normalizeInput(input) : input;
+  const config = base.config;
+  if (!plugin?.shorthandFields || !config || typeof config !== 'object' || Array.isArray(config)) return base;
+  return { ...base, config: plugin.shorthandFields(config as Record<string, unknown>) };
 }
 
 /**

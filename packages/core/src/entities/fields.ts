@@ -1,10 +1,11 @@
 import { z } from 'zod';
 
 /** Shared field types, Kong's typedefs. */
-export const uuid = () => z.uuid();
+/** Kong's uuid typedef: any 8-4-4-4-12 hex id (Kong exports ids that are not RFC 4122 ones) */
+export const uuid = () => z.guid();
 export const timestamp = () => z.number().int().nonnegative();
 export const tags = () => z.array(z.string().min(1).max(128)).nullable().default(null);
-export const foreignRef = () => z.object({ id: z.uuid() }).strict();
+export const foreignRef = () => z.object({ id: uuid() }).strict();
 export const nullableForeign = () => foreignRef().nullable().default(null);
 /** Kong's `name` typedef: letters, digits and `-._~`. */
 export const utf8Name = () =>

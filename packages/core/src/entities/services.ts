@@ -17,10 +17,10 @@ export const serviceSchema = z
     write_timeout: timeout().default(60000),
     read_timeout: timeout().default(60000),
     tags: tags(),
-    client_certificate: z.object({ id: z.uuid() }).nullable().default(null),
+    client_certificate: z.object({ id: z.guid() }).nullable().default(null),
     tls_verify: z.boolean().nullable().default(null),
     tls_verify_depth: z.number().int().min(0).max(64).nullable().default(null),
-    ca_certificates: z.array(z.uuid()).nullable().default(null),
+    ca_certificates: z.array(z.guid()).nullable().default(null),
     enabled: z.boolean().default(true),
   })
   .strict();

@@ -116,7 +116,7 @@ export const upstreamSchema = z
      * A reference to a certificate, accepted and stored as given: it is not checked against `certificates` (an entity
      * this module does not own) and the data plane does not present it yet.
      */
-    client_certificate: z.object({ id: z.uuid() }).strict().nullable().default(null),
+    client_certificate: z.object({ id: z.guid() }).strict().nullable().default(null),
     use_srv_name: z.boolean().default(false),
   })
   .strict();

@@ -48,7 +48,7 @@ function retrieve(ctx: PluginContext, config: BasicAuthConfig, name: string): Gi
 function verify(index: BasicAuthIndex, prepared: PreparedConfig, entry: BasicAuthEntry, given: GivenCredentials): AuthResult | Promise<AuthResult> {
   const key = VerifiedCredentialCache.keyOf(given.username, given.password, entry.passwordHash);
   if (index.verified.has(key)) return entry.result;
-  return verifyPassword(given.password, entry.passwordHash).then(
+  return verifyPassword(given.password, entry.passwordHash, entry.result.credential.consumerId ?? undefined).then(
     (ok) => {
       if (!ok) return prepared.invalid;
       // a check that outlived a change of this credential leaves nothing behind for the new one

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcrypt';
 
 /**
@@ -52,8 +53,21 @@ export function costOf(stored: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** Whether `given` is the password behind `stored`; false (after the same work) for a malformed stored hash. */
-export async function verifyPassword(given: string, stored: string): Promise<boolean> {
+/** Kong's stored basic-auth digest: SHA-1 of the password followed by the consumer's id, in lowercase hex. */
+export const KONG_SHA1_DIGEST = /^[0-9a-f]{40}$/;
+
+/** Whether `given`, salted with the consumer id as Kong salts it, has Kong's stored digest (compared in constant time). */
+export function matchesKongDigest(given: string, stored: string, consumerId: string): boolean {
+  const digest = createHash('sha1').update(given + consumerId).digest();
+  return timingSafeEqual(digest, Buffer.from(stored, 'hex'));
+}
+
+/**
+ * Whether `given` is the password behind `stored`; false (after the same work) for a malformed stored hash. A stored
+ * value in Kong's own format (imported with `_transform: false`) verifies as Kong does, with the consumer's id.
+ */
+export async function verifyPassword(given: string, stored: string, consumerId?: string): Promise<boolean> {
+  if (consumerId !== undefined && KONG_SHA1_DIGEST.test(stored)) return matchesKongDigest(given, stored, consumerId);
   if (!BCRYPT_HASH.test(stored)) {
     await spendDummyWork(given, PASSWORD_COST);
     return false;

@@ -1,6 +1,6 @@
 import { definePlugin } from '../contract';
 import { rateLimitingAccess } from './handler';
-import { checkRateLimitingConfig, rateLimitingConfigSchema, type RateLimitingConfig } from './schema';
+import { checkRateLimitingConfig, rateLimitingConfigSchema, rateLimitingShorthands, type RateLimitingConfig } from './schema';
 
 /** Limits requests per second … year; runs after authentication and may be scoped to a consumer (the anonymous one included). */
 export const rateLimiting = definePlugin<RateLimitingConfig, unknown>({
@@ -11,5 +11,6 @@ export const rateLimiting = definePlugin<RateLimitingConfig, unknown>({
   auth: false,
   noConsumer: false,
   checkConfig: checkRateLimitingConfig,
+  shorthandFields: rateLimitingShorthands,
   access: rateLimitingAccess,
 });

@@ -94,3 +94,25 @@ export function checkRateLimitingConfig(config: RateLimitingConfig): Record<stri
   }
   return null;
 }
+
+/** Kong 3.9's deprecated `config.redis_*` fields (shorthand_fields), still accepted until 4.0 */
+const REDIS_SHORTHANDS = ['host', 'port', 'password', 'username', 'ssl', 'ssl_verify', 'server_name', 'timeout', 'database'] as const;
+
+/**
+ * `config.redis_host: h` → `config.redis.host: h`, for each shorthand given; a value set under `redis` itself wins
+ * (Kong's own dumps carry both forms, the unset one as null).
+ */
+export function rateLimitingShorthands(config: Record<string, unknown>): Record<string, unknown> {
+  if (!REDIS_SHORTHANDS.some((field) => `redis_${field}` in config)) return config;
+  const { ...out } = config;
+  const given = out.redis && typeof out.redis === 'object' && !Array.isArray(out.redis) ? (out.redis as Record<string, unknown>) : {};
+  const redis: Record<string, unknown> = { ...given };
+  for (const field of REDIS_SHORTHANDS) {
+    const key = `redis_${field}`;
+    if (!(key in out)) continue;
+    if (out[key] !== null && out[key] !== undefined && (redis[field] === null || redis[field] === undefined)) redis[field] = out[key];
+    delete out[key];
+  }
+  out.redis = redis;
+  return out;
+}
