@@ -19,6 +19,10 @@ import { prometheus } from './prometheus';
 import { correlationId } from './correlation-id';
 import { fileLog } from './file-log';
 import { httpLog } from './http-log';
+import { aiProxy } from './ai-proxy';
+import { aiPromptDecorator } from './ai-prompt-decorator';
+import { aiPromptGuard } from './ai-prompt-guard';
+import { aiPromptTemplate } from './ai-prompt-template';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -42,6 +46,10 @@ export const bundledPlugins: PluginDefinition[] = [
   correlationId as PluginDefinition,
   fileLog as PluginDefinition,
   httpLog as PluginDefinition,
+  aiProxy as PluginDefinition,
+  aiPromptDecorator as PluginDefinition,
+  aiPromptGuard as PluginDefinition,
+  aiPromptTemplate as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

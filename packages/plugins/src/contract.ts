@@ -138,7 +138,7 @@ export interface UpstreamResponse {
 /** A response produced by a plugin instead of proxying. */
 export interface PluginResponse {
   status: number;
-  /** JSON-serialised when an object; sent raw when a string or Buffer; empty when null */
+  /** JSON-serialised when an object; sent raw when a string or Buffer; relayed as it comes when a Readable; empty when null */
   body: unknown;
   headers?: Record<string, string>;
   /**
@@ -301,7 +301,8 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
   entities?: CredentialEntity[];
   /**
    * cross-field checks on the config; returns errors or null. Keys: `@entity` (reported at the top level, like Kong's
-   * plugin entity checks), `@config` (a message about the config record as a whole), or a config field name
+   * plugin entity checks), `@config` (a message about the config record as a whole), `@record` (an entity check of
+   * the config record, reported as `config['@entity']`), or a config field name
    */
   checkConfig?: (config: Config) => Record<string, string | string[]> | null;
   /** builds lookups (e.g. key → credential) once per snapshot */

@@ -1,0 +1,66 @@
+import { StringDecoder } from 'node:string_decoder';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { StreamEvent } from './providers';
+
+/**
+ * Splits a server-sent event stream into events as they arrive (never the whole body): `event:` and `data:` fields,
+ * several `data:` lines joined by newlines, comments and other fields ignored, CRLF or LF line ends.
+ */
+export class SseParser {
+  private pending = '';
+  private event: string | null = null;
+  private data: string[] = [];
+
+  /** the events completed by this chunk */
+  push(chunk: string): StreamEvent[] {
+    const events: StreamEvent[] = [];
+    this.pending += chunk;
+    let start = 0;
+    for (let end = this.pending.indexOf('\n', start); end !== -1; end = this.pending.indexOf('\n', start)) {
+      const line = this.pending.slice(start, end).replace(/\r$/, '');
+      start = end + 1;
+      if (line === '') {
+        if (this.data.length > 0) events.push({ event: this.event, data: this.data.join('\n') });
+        this.event = null;
+        this.data = [];
+        continue;
+      }
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'data') this.data.push(value);
+      else if (field === 'event') this.event = value;
+    }
+    this.pending = this.pending.slice(start);
+    return events;
+  }
+
+  /** an event left without its blank line when the stream ended */
+  end(): StreamEvent[] {
+    const rest = this.pending.length > 0 ? this.push('\n\n') : [];
+    if (this.data.length > 0) rest.push({ event: this.event, data: this.data.join('\n') });
+    return rest;
+  }
+}
+
+/** A stream of text in, server-sent `data:` frames out: `translate` turns each provider event into frames. */
+export function sseTransform(translate: (event: StreamEvent) => string[], finish: () => string[]): Transform {
+  const parser = new SseParser();
+  // a character split between chunks waits for its other bytes
+  const decoder = new StringDecoder('utf8');
+  const emit = (stream: Transform, frames: string[]): void => {
+    for (const frame of frames) stream.push(`data: ${frame}\n\n`);
+  };
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      for (const event of parser.push(decoder.write(chunk))) emit(this, translate(event));
+      callback();
+    },
+    flush(callback: TransformCallback) {
+      parser.push(decoder.end());
+      for (const event of parser.end()) emit(this, translate(event));
+      emit(this, finish());
+      callback();
+    },
+  });
+}

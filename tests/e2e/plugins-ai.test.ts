@@ -1,0 +1,197 @@
+// The AI gateway plugins through real processes in both topologies: ai-proxy in front of local stand-ins that speak
+// OpenAI's and Anthropic's wire formats (request shapes checked there), streaming relayed event by event, Kong's
+// request checks and messages, token statistics in the log entries, and the prompt decorator, guard and template.
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { cleanUp, waitUntil } from './support/helpers';
+import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
+import { startLlmStandIn, type LlmStandIn } from './support/llm-stand-ins';
+
+const chat = (content: string, extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content }], ...extra });
+
+describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
+  let topology: Topology;
+  let service: EchoUpstream;
+  let provider: LlmStandIn;
+  let dir: string;
+  const logFile = () => join(dir, 'ai-log.json');
+
+  async function adminJson(path: string, body: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${topology.adminUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json() };
+  }
+
+  async function created(path: string, body: unknown): Promise<any> {
+    const res = await adminJson(path, body);
+    if (res.status !== 201) throw new Error(`POST ${path} ${JSON.stringify(body)} → ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+
+  async function routeWith(label: string, plugins: unknown[]): Promise<void> {
+    await created('/services', { name: label, url: service.url });
+    await created(`/services/${label}/routes`, { paths: [`/${label}`] });
+    for (const plugin of plugins) await created(`/services/${label}/plugins`, plugin);
+  }
+
+  const openai = (extra: Record<string, unknown> = {}) => ({
+    name: 'ai-proxy',
+    config: {
+      route_type: 'llm/v1/chat',
+      auth: { header_name: 'Authorization', header_value: 'Bearer provider-secret' },
+      model: { provider: 'openai', name: 'gpt-4o', options: { upstream_url: `${provider.url}/v1/chat/completions` } },
+      ...extra,
+    },
+  });
+  const anthropic = (extra: Record<string, unknown> = {}) => ({
+    name: 'ai-proxy',
+    config: {
+      route_type: 'llm/v1/chat',
+      auth: { header_name: 'x-api-key', header_value: 'anthropic-secret' },
+      model: { provider: 'anthropic', name: 'claude-3-5-sonnet', options: { max_tokens: 256, anthropic_version: '2023-06-01', upstream_url: `${provider.url}/v1/messages`, input_cost: 3, output_cost: 15 } },
+      logging: { log_statistics: true, log_payloads: false },
+      ...extra,
+    },
+  });
+
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    proxied(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), `gh-e2e-ai-${name}-`));
+    service = await startEchoUpstream();
+    provider = await startLlmStandIn();
+    topology = await startTopology(name);
+    await routeWith('openai', [openai()]);
+    await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }]);
+    await routeWith('nostream', [openai({ response_streaming: 'deny' })]);
+    await routeWith('busy', [{ name: 'ai-proxy', config: { ...openai().config, model: { provider: 'openai', name: 'busy-model', options: { upstream_url: `${provider.url}/v1/chat/completions` } } } }]);
+    await routeWith('decorated', [
+      openai(),
+      { name: 'ai-prompt-decorator', config: { prompts: { prepend: [{ role: 'system', content: 'Answer in French.' }], append: [{ role: 'user', content: 'Be brief.' }] } } },
+      { name: 'ai-prompt-guard', config: { deny_patterns: ['.*credit card.*'] } },
+      { name: 'ai-prompt-template', config: { templates: [{ name: 'greet', template: '{"messages":[{"role":"user","content":"Say hello to {{who}}"}]}' }] } },
+    ]);
+    await topology.converge();
+  });
+
+  afterAll(async () => {
+    await cleanUp(
+      () => topology?.stop(),
+      () => service?.close(),
+      () => provider?.close(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
+  });
+
+  it('proxies an OpenAI chat request to the provider with the configured key and model, never to the service', async () => {
+    for (const dp of topology.dataPlanes) {
+      const before = provider.seen.length;
+      const res = await post(`${dp.proxyUrl}/openai`, chat('hi there'), { authorization: 'Bearer client-key' });
+      expect(res.status).toBe(200);
+      expect(res.body.choices[0].message.content).toBe('echo: hi there');
+      expect(res.headers.get('x-kong-llm-model')).toBe('openai/gpt-4o');
+      const seen = provider.seen[before]!;
+      expect(seen.path).toBe('/v1/chat/completions');
+      expect(seen.headers.authorization).toBe('Bearer provider-secret');
+      expect(seen.body).toMatchObject({ model: 'gpt-4o', stream: false, messages: [{ role: 'user', content: 'hi there' }] });
+    }
+  });
+
+  it("refuses requests Kong's normalisation refuses, with its messages", async () => {
+    const dp = topology.dataPlanes[0]!;
+    expect((await post(`${dp.proxyUrl}/openai`, chat('x', { model: 'gpt-3.5' }))).body).toEqual({ error: { message: 'cannot use own model - must be: gpt-4o' } });
+    expect((await post(`${dp.proxyUrl}/openai`, { messages: [] })).body).toEqual({ error: { message: "request body doesn't contain valid prompts" } });
+    const wrongFormat = await post(`${dp.proxyUrl}/openai`, { prompt: 'complete me' });
+    expect(wrongFormat.status).toBe(400);
+    expect(wrongFormat.body).toEqual({ error: { message: '[llm/v1/completions] message format is not compatible with [llm/v1/chat] route type' } });
+    const notJson = await proxied(`${dp.proxyUrl}/openai`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    expect(notJson.body).toEqual({ error: { message: 'content-type header does not match request body, or bad JSON formatting' } });
+    expect((await post(`${dp.proxyUrl}/nostream`, chat('x', { stream: true }))).body).toEqual({ error: { message: 'response streaming is not enabled for this LLM' } });
+  });
+
+  it("passes the provider's own error answer through", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const res = await post(`${dp.proxyUrl}/busy`, chat('x'));
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ error: { message: 'Rate limit reached', type: 'invalid_request_error' } });
+  });
+
+  it('translates to and from the Anthropic Messages API, and logs tokens and cost', async () => {
+    for (const dp of topology.dataPlanes) {
+      const before = provider.seen.length;
+      const res = await post(`${dp.proxyUrl}/anthropic`, { messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'ping' }] });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ object: 'chat.completion', model: 'claude-3-5-sonnet', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: ping' }, finish_reason: 'end_turn' }], usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } });
+      const seen = provider.seen[before]!;
+      expect(seen.headers['x-api-key']).toBe('anthropic-secret');
+      expect(seen.headers['anthropic-version']).toBe('2023-06-01');
+      expect(seen.body).toMatchObject({ model: 'claude-3-5-sonnet', max_tokens: 256, system: 'You are terse.', messages: [{ role: 'user', content: 'ping' }], stream: false });
+    }
+    await waitUntil('an ai log entry', () => existsSync(logFile()) && readFileSync(logFile(), 'utf8').includes('"ai"'));
+    const entry = JSON.parse(readFileSync(logFile(), 'utf8').trim().split('\n')[0]!);
+    expect(entry.ai.proxy.meta).toMatchObject({ provider_name: 'anthropic', request_model: 'claude-3-5-sonnet', response_model: 'claude-3-5-sonnet' });
+    expect(entry.ai.proxy.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 6, total_tokens: 18, cost: (12 * 3 + 6 * 15) / 1_000_000 });
+  });
+
+  it('relays an Anthropic stream as OpenAI chunks while the provider is still sending', async () => {
+    const dp = topology.dataPlanes[0]!;
+    provider.holdStreams = true;
+    try {
+      const res = await fetch(`${dp.proxyUrl}/anthropic`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chat('stream me', { stream: true })) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      // the first chunks arrive while the provider holds the rest back: nothing waits for the whole answer
+      while (!text.includes('first ')) text += decoder.decode((await reader.read()).value, { stream: true });
+      expect(text).not.toContain('[DONE]');
+      provider.release();
+      for (let part = await reader.read(); !part.done; part = await reader.read()) text += decoder.decode(part.value, { stream: true });
+      const frames = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+      expect(frames.at(-1)).toBe('[DONE]');
+      const chunks = frames.slice(0, -1).map((f) => JSON.parse(f));
+      expect(chunks[0]).toMatchObject({ id: 'msg_2', object: 'chat.completion.chunk', choices: [{ delta: { role: 'assistant', content: '' } }] });
+      expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('first echo: stream me');
+    } finally {
+      provider.holdStreams = false;
+    }
+  });
+
+  it('decorates, guards and templates prompts before the provider sees them', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/decorated`, { messages: '{template://greet}', properties: { who: 'Ada "the first"' } });
+    expect(res.status).toBe(200);
+    expect(provider.seen[before]!.body.messages).toEqual([
+      { role: 'system', content: 'Answer in French.' },
+      { role: 'user', content: 'Say hello to Ada "the first"' },
+      { role: 'user', content: 'Be brief.' },
+    ]);
+    const guarded = await post(`${dp.proxyUrl}/decorated`, chat('here is my credit card number'));
+    expect(guarded.status).toBe(400);
+    expect(guarded.body).toEqual({ error: { message: 'bad request' } });
+    const missing = await post(`${dp.proxyUrl}/decorated`, { messages: '{template://greet}', properties: {} });
+    expect(missing.body).toEqual({ error: { message: 'missing template parameters: [who]' } });
+    const unknown = await post(`${dp.proxyUrl}/decorated`, { messages: '{template://nope}' });
+    expect(unknown.body).toEqual({ error: { message: 'could not find template name [nope]' } });
+    expect(provider.seen.length).toBe(before + 1);
+  });
+
+  it("validates configurations with Kong's messages", async () => {
+    const noVersion = await adminJson('/plugins', { name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'anthropic', name: 'claude' } } });
+    expect(noVersion.status).toBe(400);
+    expect(noVersion.body.fields.config['@entity']).toEqual(["must set 'model.options.anthropic_version' for anthropic provider"]);
+    const badProvider = await adminJson('/plugins', { name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'skynet' } } });
+    expect(badProvider.body.fields.config.model.provider).toMatch(/^expected one of: openai, azure, anthropic/);
+    const halfAuth = await adminJson('/plugins', { name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { header_name: 'x' }, model: { provider: 'openai' } } });
+    expect(halfAuth.body.fields.config['@entity']).toEqual(["all or none of these fields must be set: 'auth.header_name', 'auth.header_value'"]);
+    const guard = await adminJson('/plugins', { name: 'ai-prompt-guard', config: {} });
+    expect(guard.body.fields['@entity']).toEqual(["at least one of these fields must be non-empty: 'config.allow_patterns', 'config.deny_patterns'"]);
+    const backtracking = await adminJson('/plugins', { name: 'ai-prompt-guard', config: { deny_patterns: ['(a)\\1'] } });
+    expect(backtracking.status).toBe(400);
+  });
+});
