@@ -74,6 +74,10 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
       { name: 'ai-prompt-guard', config: { deny_patterns: ['.*credit card.*'] } },
       { name: 'ai-prompt-template', config: { templates: [{ name: 'greet', template: '{"messages":[{"role":"user","content":"Say hello to {{who}}"}]}' }] } },
     ]);
+    const llm = { route_type: 'llm/v1/chat', auth: { header_name: 'Authorization', header_value: 'Bearer provider-secret' }, model: { provider: 'openai', name: 'gpt-4o', options: { upstream_url: `${provider.url}/v1/chat/completions` } } };
+    await routeWith('reqxf', [{ name: 'ai-request-transformer', config: { prompt: 'Wrap the body', transformation_extract_pattern: '\\{.*\\}', llm } }]);
+    await routeWith('resxf', [{ name: 'ai-response-transformer', config: { prompt: 'Summarise', llm } }]);
+    await routeWith('resjson', [{ name: 'ai-response-transformer', config: { prompt: 'Answer with INSTRUCTIONS', parse_llm_response_json_instructions: true, llm } }]);
     await topology.converge();
   });
 
@@ -181,6 +185,28 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(provider.seen.length).toBe(before + 1);
   });
 
+  it('ai-request-transformer sends the part of the model answer the extract pattern matches upstream', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await proxied(`${dp.proxyUrl}/reqxf`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+    expect(res.status).toBe(200);
+    // the model (the stand-in) answered "echo: {"n":1}"; the pattern kept the JSON, which reached the service
+    expect(res.body.body).toBe('{"n":1}');
+    expect(provider.seen[before]!.body.messages).toEqual([{ role: 'system', content: 'Wrap the body' }, { role: 'user', content: '{"n":1}' }]);
+  });
+
+  it("ai-response-transformer replaces the service's answer with the model's, or with its instructions", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const plain = await proxied(`${dp.proxyUrl}/resxf/thing`);
+    expect(plain.status).toBe(200);
+    expect(typeof plain.body).toBe('string');
+    expect(plain.body.startsWith('echo: {"method":"GET","path":"/thing"')).toBe(true);
+    const instructed = await proxied(`${dp.proxyUrl}/resjson`);
+    expect(instructed.status).toBe(201);
+    expect(instructed.headers.get('x-from-llm')).toBe('yes');
+    expect(instructed.body).toBe('rewritten by the model');
+  });
+
   it("validates configurations with Kong's messages", async () => {
     const noVersion = await adminJson('/plugins', { name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'anthropic', name: 'claude' } } });
     expect(noVersion.status).toBe(400);
@@ -193,5 +219,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(guard.body.fields['@entity']).toEqual(["at least one of these fields must be non-empty: 'config.allow_patterns', 'config.deny_patterns'"]);
     const backtracking = await adminJson('/plugins', { name: 'ai-prompt-guard', config: { deny_patterns: ['(a)\\1'] } });
     expect(backtracking.status).toBe(400);
+    const completions = await adminJson('/plugins', { name: 'ai-request-transformer', config: { prompt: 'p', llm: { route_type: 'llm/v1/completions', model: { provider: 'openai' } } } });
+    expect(completions.body.fields['@entity']).toEqual(["'config.llm.route_type' must be 'llm/v1/chat' for AI transformer plugins"]);
   });
 });

@@ -23,6 +23,8 @@ import { aiProxy } from './ai-proxy';
 import { aiPromptDecorator } from './ai-prompt-decorator';
 import { aiPromptGuard } from './ai-prompt-guard';
 import { aiPromptTemplate } from './ai-prompt-template';
+import { aiRequestTransformer } from './ai-request-transformer';
+import { aiResponseTransformer } from './ai-response-transformer';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -50,6 +52,8 @@ export const bundledPlugins: PluginDefinition[] = [
   aiPromptDecorator as PluginDefinition,
   aiPromptGuard as PluginDefinition,
   aiPromptTemplate as PluginDefinition,
+  aiRequestTransformer as PluginDefinition,
+  aiResponseTransformer as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

@@ -124,9 +124,12 @@ export interface UpstreamResponse {
   readonly replaced?: Readonly<Record<string, string | string[]>>;
   /**
    * asks for the whole body before anything is sent; `transform` returns the body to send instead. The body is
-   * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged.
+   * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged. A transform may answer
+   * with a promise (it asks another service): the response waits for it; a rejected one leaves the body as it was.
    */
-  transformBody(transform: (body: Buffer) => Buffer): void;
+  transformBody(transform: (body: Buffer) => Buffer | Promise<Buffer>): void;
+  /** changes the status sent to the client; only takes effect together with `transformBody` (the head waits then) */
+  setStatus?(status: number): void;
   /**
    * asks for a copy of the body once it has streamed through; the response still streams. Past the buffered-body
    * limit `capture` is not called. A promise returned by `capture` holds the end of the response until it settles,

@@ -46,7 +46,9 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) return problem(res, 401, 'missing bearer token');
     if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return problem(res, 400, 'model and messages are required');
     if (body.model === 'busy-model') return problem(res, 429, 'Rate limit reached');
-    const text = replyTo(body.messages);
+    const system = body.messages.find((m: any) => m.role === 'system')?.content;
+    // a system prompt asking for instructions gets the {status, headers, body} answer ai-response-transformer reads
+    const text = typeof system === 'string' && system.includes('INSTRUCTIONS') ? JSON.stringify({ status: 201, headers: { 'x-from-llm': 'yes' }, body: 'rewritten by the model' }) : replyTo(body.messages);
     if (body.stream !== true) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: `${body.model}-2024`, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } }));

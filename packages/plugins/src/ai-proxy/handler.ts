@@ -3,6 +3,7 @@ import type { PluginContext, PluginResponse } from '../contract';
 import { aiError, hasPrompts, readAiRequest, requestFormat } from '../ai/llm-request';
 import { formatOf, providerUrl, type JsonObject, type ProviderFormat } from '../ai/providers';
 import { LlmStatistics } from '../ai/statistics';
+import { authenticate } from '../ai/llm-call';
 import { sseTransform } from '../ai/sse';
 import type { LlmModel } from '../ai/llm-schema';
 import type { AiProxyConfig } from './schema';
@@ -32,23 +33,6 @@ function checkRequest(request: JsonObject, config: AiProxyConfig): Checked {
   return { body, model, stream, format };
 }
 
-/** Provider authentication (Kong's `config.auth`): a header, a query or body parameter; the client's wins with `allow_override`. */
-function authenticate(ctx: PluginContext, config: AiProxyConfig, url: URL, headers: Record<string, string>, body: JsonObject): void {
-  const auth = config.auth;
-  if (auth.header_name !== null && auth.header_value !== null) {
-    const sent = ctx.req.headers[auth.header_name.toLowerCase()];
-    headers[auth.header_name.toLowerCase()] = auth.allow_override && typeof sent === 'string' ? sent : auth.header_value;
-  }
-  if (auth.param_name !== null && auth.param_value !== null) {
-    if (auth.param_location === 'query') {
-      const sent = ctx.req.query.get(auth.param_name);
-      url.searchParams.set(auth.param_name, auth.allow_override && sent !== null ? sent : auth.param_value);
-    } else if (auth.param_location === 'body' && (body[auth.param_name] === undefined || !auth.allow_override)) {
-      body[auth.param_name] = auth.param_value;
-    }
-  }
-}
-
 /**
  * ai-proxy's access phase: the client's OpenAI-format request is checked, translated for the configured provider and
  * sent to it; the answer is translated back (a whole JSON body, or server-sent events chunk by chunk as they arrive)
@@ -62,7 +46,13 @@ export async function aiProxyAccess(ctx: PluginContext, config: AiProxyConfig): 
   const url = providerUrl(config, config.route_type);
   if (url === null) return aiError(400, `no default endpoint for provider ${config.model.provider}: set model.options.upstream_url`);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: checked.stream ? 'text/event-stream' : 'application/json', ...(checked.format?.headers?.(checked.model) ?? {}) };
-  authenticate(ctx, config, url, headers, checked.body);
+  authenticate(config.auth, url, headers, checked.body, {
+    header: (name) => {
+      const sent = ctx.req.headers[name];
+      return typeof sent === 'string' ? sent : undefined;
+    },
+    query: (name) => ctx.req.query.get(name),
+  });
   const stats = new LlmStatistics(ctx, config, checked.model, request);
   const timeout = typeof ctx.service?.read_timeout === 'number' ? ctx.service.read_timeout : 60_000;
   let res;
