@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { prometheusSamples, sampleValue, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { cleanUp, waitUntil } from './support/helpers';
 import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 import { startLlmStandIn, type LlmStandIn } from './support/llm-stand-ins';
@@ -65,7 +65,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     provider = await startLlmStandIn();
     topology = await startTopology(name);
     await routeWith('openai', [openai()]);
-    await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }]);
+    await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }, { name: 'prometheus', config: { ai_metrics: true } }]);
     await routeWith('nostream', [openai({ response_streaming: 'deny' })]);
     await routeWith('busy', [{ name: 'ai-proxy', config: { ...openai().config, model: { provider: 'openai', name: 'busy-model', options: { upstream_url: `${provider.url}/v1/chat/completions` } } } }]);
     await routeWith('decorated', [
@@ -138,6 +138,18 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     const entry = JSON.parse(readFileSync(logFile(), 'utf8').trim().split('\n')[0]!);
     expect(entry.ai.proxy.meta).toMatchObject({ provider_name: 'anthropic', request_model: 'claude-3-5-sonnet', response_model: 'claude-3-5-sonnet' });
     expect(entry.ai.proxy.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 6, total_tokens: 18, cost: (12 * 3 + 6 * 15) / 1_000_000 });
+    // each data plane counted its one request in Kong's AI series
+    const labels = { ai_provider: 'anthropic', ai_model: 'claude-3-5-sonnet', workspace: 'default' };
+    for (const dp of topology.dataPlanes) {
+      const scrape = async () => prometheusSamples(await (await fetch(`${dp.statusUrl}/metrics`)).text());
+      await waitUntil('the AI series', async () => sampleValue(await scrape(), 'ai_llm_requests_total', labels) === 1);
+      const samples = await scrape();
+      expect(sampleValue(samples, 'ai_llm_tokens_total', { ...labels, token_type: 'prompt_tokens' })).toBe(12);
+      expect(sampleValue(samples, 'ai_llm_tokens_total', { ...labels, token_type: 'completion_tokens' })).toBe(6);
+      expect(sampleValue(samples, 'ai_llm_tokens_total', { ...labels, token_type: 'total_tokens' })).toBe(18);
+      expect(sampleValue(samples, 'ai_llm_cost_total', labels)).toBeCloseTo((12 * 3 + 6 * 15) / 1_000_000, 12);
+      expect(sampleValue(samples, 'ai_llm_provider_latency_ms_count', labels)).toBe(1);
+    }
   });
 
   it('relays an Anthropic stream as OpenAI chunks while the provider is still sending', async () => {

@@ -277,7 +277,7 @@ export interface ExchangeSummary {
 
 /** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */
 export interface ExchangeMetricsSink {
-  record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean }): void;
+  record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean; ai_metrics?: boolean }): void;
 }
 
 /** A credential entity owned by a plugin, with its admin paths and write hooks. */

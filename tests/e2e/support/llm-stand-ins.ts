@@ -66,6 +66,8 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     if (body.messages.some((m: any) => m.role !== 'user' && m.role !== 'assistant')) return problem(res, 400, 'messages: roles must be user or assistant');
     const text = replyTo(body.messages);
     if (body.stream !== true) {
+      // a model takes time to answer: the gateway's provider latency is never 0 ms here
+      await new Promise((resolve) => setTimeout(resolve, 20));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', usage: { input_tokens: 12, output_tokens: 6 } }));
       return;
