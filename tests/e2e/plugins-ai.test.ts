@@ -63,7 +63,8 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     dir = mkdtempSync(join(tmpdir(), `gh-e2e-ai-${name}-`));
     service = await startEchoUpstream();
     provider = await startLlmStandIn();
-    topology = await startTopology(name);
+    // the embedded node gets the shared Redis too, so token budgets with the `redis` policy are tried in both topologies
+    topology = await startTopology(name, name === 'embedded' ? { env: { REDIS_URL: 'redis://127.0.0.1:6379', GATEHOUSE_REDIS_PREFIX: `e2e-ai-${process.pid}-${Date.now()}:`, GATEHOUSE_CLUSTER_SECRET: 'e2e-ai-cluster-secret-0123456789abcdef0123' } } : {});
     await routeWith('openai', [openai()]);
     await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }, { name: 'prometheus', config: { ai_metrics: true } }]);
     await routeWith('nostream', [openai({ response_streaming: 'deny' })]);
@@ -78,6 +79,13 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     await routeWith('reqxf', [{ name: 'ai-request-transformer', config: { prompt: 'Wrap the body', transformation_extract_pattern: '\\{.*\\}', llm } }]);
     await routeWith('resxf', [{ name: 'ai-response-transformer', config: { prompt: 'Summarise', llm } }]);
     await routeWith('resjson', [{ name: 'ai-response-transformer', config: { prompt: 'Answer with INSTRUCTIONS', parse_llm_response_json_instructions: true, llm } }]);
+    await routeWith('limited', [{ name: 'key-auth' }, openai({ token_limits: { hour: 30 } })]);
+    await routeWith('shared', [openai({ token_limits: { hour: 20, limit_by: 'ip', policy: 'redis' } })]);
+    await routeWith('fallback', [openai({ model: { provider: 'openai', name: 'busy-model', options: { upstream_url: `${provider.url}/v1/chat/completions` } }, fallbacks: [{ model: anthropic().config.model, auth: { header_name: 'x-api-key', header_value: 'anthropic-secret' } }] })]);
+    for (const [username, key] of [['ada', 'ada-key'], ['bob', 'bob-key']]) {
+      await created('/consumers', { username });
+      await created(`/consumers/${username}/key-auth`, { key });
+    }
     await topology.converge();
   });
 
@@ -219,6 +227,48 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(instructed.body).toBe('rewritten by the model');
   });
 
+  it('spends tokens per consumer and answers 429 before the provider is called once they are gone', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const ask = (key: string) => post(`${dp.proxyUrl}/limited`, chat('count me'), { apikey: key });
+    const first = await ask('ada-key');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ai-ratelimit-limit-hour')).toBe('30');
+    expect(first.headers.get('x-ai-ratelimit-remaining-hour')).toBe('30');
+    // the stand-in's answer used 18 tokens (11 + 7)
+    const second = await ask('ada-key');
+    expect(second.status).toBe(200);
+    expect(second.headers.get('x-ai-ratelimit-remaining-hour')).toBe('12');
+    const before = provider.seen.length;
+    const refused = await ask('ada-key');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ message: 'AI token rate limit exceeded' });
+    expect(refused.headers.get('x-ai-ratelimit-remaining-hour')).toBe('0');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(provider.seen.length).toBe(before);
+    // another consumer has a budget of its own
+    expect((await ask('bob-key')).headers.get('x-ai-ratelimit-remaining-hour')).toBe('30');
+  });
+
+  it('shares a token budget between data planes through Redis', async () => {
+    const planes = topology.dataPlanes;
+    const first = await post(`${planes[0]!.proxyUrl}/shared`, chat('one'));
+    expect(first.status).toBe(200);
+    const second = await post(`${planes[planes.length - 1]!.proxyUrl}/shared`, chat('two'));
+    expect(second.status).toBe(200);
+    expect(second.headers.get('x-ai-ratelimit-remaining-hour')).toBe('2');
+    expect((await post(`${planes[0]!.proxyUrl}/shared`, chat('three'))).status).toBe(429);
+  });
+
+  it('tries the fallback provider when the first answers 429', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/fallback`, chat('anyone there?'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-kong-llm-model')).toBe('anthropic/claude-3-5-sonnet');
+    expect(res.body.choices[0].message.content).toBe('echo: anyone there?');
+    expect(provider.seen.slice(before).map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
+  });
+
   it("validates configurations with Kong's messages", async () => {
     const noVersion = await adminJson('/plugins', { name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'anthropic', name: 'claude' } } });
     expect(noVersion.status).toBe(400);
@@ -233,5 +283,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(backtracking.status).toBe(400);
     const completions = await adminJson('/plugins', { name: 'ai-request-transformer', config: { prompt: 'p', llm: { route_type: 'llm/v1/completions', model: { provider: 'openai' } } } });
     expect(completions.body.fields['@entity']).toEqual(["'config.llm.route_type' must be 'llm/v1/chat' for AI transformer plugins"]);
+    const noPeriod = await adminJson('/plugins', { ...openai({ token_limits: { policy: 'local' } }) });
+    expect(noPeriod.body.fields.config.token_limits).toBe("at least one of these fields must be non-empty: 'minute', 'hour', 'day'");
   });
 });

@@ -10,7 +10,7 @@ export type RouteType = (typeof ROUTE_TYPES)[number];
 const optionalText = () => z.string().nullable().default(null);
 
 /** How the gateway authenticates to the provider (Kong's `config.auth`). */
-const authSchema = z
+export const authSchema = z
   .object({
     header_name: optionalText(),
     header_value: optionalText(),
@@ -49,7 +49,7 @@ const modelOptionsSchema = z
   })
   .strict();
 
-const modelSchema = z
+export const modelSchema = z
   .object({
     provider: z.enum(LLM_PROVIDERS),
     name: optionalText(),

@@ -9,7 +9,6 @@ import { parseObject, usageOf } from './openai-format';
  * (per million tokens), the provider's latency. Recorded only with `logging.log_statistics` / `log_payloads`.
  */
 export class LlmStatistics {
-  private readonly startedAt = Date.now();
   private readonly usage: LlmUsage = {};
   private streamed = '';
 
@@ -18,6 +17,8 @@ export class LlmStatistics {
     private readonly config: LlmConfig,
     private readonly model: LlmModel,
     private readonly request: JsonObject,
+    /** when the provider was called (epoch ms) */
+    private readonly startedAt: number,
   ) {}
 
   addUsage(usage: LlmUsage): void {
@@ -30,13 +31,17 @@ export class LlmStatistics {
     if (this.config.logging.log_payloads) this.streamed += chunk;
   }
 
-  /** the response is complete: `body` is the translated JSON body, or null for a stream */
-  finish(body: string | null): void {
-    const { log_statistics, log_payloads } = this.config.logging;
-    if (!log_statistics && !log_payloads) return;
+  /**
+   * the response is complete: `body` is the translated JSON body, or null for a stream; answers the tokens the call
+   * used (prompt and completion)
+   */
+  finish(body: string | null): number {
     const parsed = body === null ? null : parseObject(body);
     const usage = usageOf(parsed);
     if (usage) this.addUsage(usage);
+    const tokens = (this.usage.prompt_tokens ?? 0) + (this.usage.completion_tokens ?? 0);
+    const { log_statistics, log_payloads } = this.config.logging;
+    if (!log_statistics && !log_payloads) return tokens;
     const entry: JsonObject = {};
     if (log_statistics) {
       const latency = Date.now() - this.startedAt;
@@ -62,5 +67,6 @@ export class LlmStatistics {
     const ai = (this.ctx.logValues?.get('ai') as JsonObject | undefined) ?? {};
     ai.proxy = entry;
     this.ctx.logValues?.set('ai', ai);
+    return tokens;
   }
 }
