@@ -64,8 +64,10 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     service = await startEchoUpstream();
     provider = await startLlmStandIn();
     // the embedded node gets the shared Redis too, so token budgets with the `redis` policy are tried in both topologies
-    topology = await startTopology(name, name === 'embedded' ? { env: { REDIS_URL: 'redis://127.0.0.1:6379', GATEHOUSE_REDIS_PREFIX: `e2e-ai-${process.pid}-${Date.now()}:`, GATEHOUSE_CLUSTER_SECRET: 'e2e-ai-cluster-secret-0123456789abcdef0123' } } : {});
-    await routeWith('openai', [openai()]);
+    // the provider key of the first route is a vault reference, resolved from each data plane's environment
+    const dataPlaneEnv = { AI_PROVIDER_KEY: 'Bearer provider-secret' };
+    topology = await startTopology(name, name === 'embedded' ? { dataPlaneEnv, env: { REDIS_URL: 'redis://127.0.0.1:6379', GATEHOUSE_REDIS_PREFIX: `e2e-ai-${process.pid}-${Date.now()}:`, GATEHOUSE_CLUSTER_SECRET: 'e2e-ai-cluster-secret-0123456789abcdef0123' } } : { dataPlaneEnv });
+    await routeWith('openai', [openai({ auth: { header_name: 'Authorization', header_value: '{vault://env/ai-provider-key}' } })]);
     await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }, { name: 'prometheus', config: { ai_metrics: true } }]);
     await routeWith('nostream', [openai({ response_streaming: 'deny' })]);
     await routeWith('busy', [{ name: 'ai-proxy', config: { ...openai().config, model: { provider: 'openai', name: 'busy-model', options: { upstream_url: `${provider.url}/v1/chat/completions` } } } }]);
@@ -107,6 +109,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
       expect(res.headers.get('x-kong-llm-model')).toBe('openai/gpt-4o');
       const seen = provider.seen[before]!;
       expect(seen.path).toBe('/v1/chat/completions');
+      // resolved on the data plane from {vault://env/ai-provider-key}
       expect(seen.headers.authorization).toBe('Bearer provider-secret');
       expect(seen.body).toMatchObject({ model: 'gpt-4o', stream: false, messages: [{ role: 'user', content: 'hi there' }] });
     }
