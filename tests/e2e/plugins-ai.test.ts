@@ -84,6 +84,8 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     await routeWith('limited', [{ name: 'key-auth' }, openai({ token_limits: { hour: 30 } })]);
     await routeWith('shared', [openai({ token_limits: { hour: 20, limit_by: 'ip', policy: 'redis' } })]);
     await routeWith('fallback', [openai({ model: { provider: 'openai', name: 'busy-model', options: { upstream_url: `${provider.url}/v1/chat/completions` } }, fallbacks: [{ model: anthropic().config.model, auth: { header_name: 'x-api-key', header_value: 'anthropic-secret' } }] })]);
+    await routeWith('cohere', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { header_name: 'Authorization', header_value: 'Bearer cohere-key' }, model: { provider: 'cohere', name: 'command-r', options: { upstream_url: `${provider.url}/v1/chat` } } } }]);
+    await routeWith('ollama', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'llama2', name: 'llama3', options: { llama2_format: 'ollama', upstream_url: `${provider.url}/api/chat`, temperature: 0.5 } } } }]);
     for (const [username, key] of [['ada', 'ada-key'], ['bob', 'bob-key']]) {
       await created('/consumers', { username });
       await created(`/consumers/${username}/key-auth`, { key });
@@ -270,6 +272,40 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(res.headers.get('x-kong-llm-model')).toBe('anthropic/claude-3-5-sonnet');
     expect(res.body.choices[0].message.content).toBe('echo: anyone there?');
     expect(provider.seen.slice(before).map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
+  });
+
+  /** the frames of a streamed answer: OpenAI chunks, then `[DONE]` */
+  async function streamed(url: string, body: unknown): Promise<{ chunks: any[]; last: string }> {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+    return { chunks: frames.slice(0, -1).map((f) => JSON.parse(f)), last: frames.at(-1)! };
+  }
+
+  it('translates to and from Cohere\'s v1 Chat API, whole and streamed', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/cohere`, { messages: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'second' }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'chat.completion', id: 'gen-1', choices: [{ message: { role: 'assistant', content: 'echo: second' } }], usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 } });
+    expect(provider.seen[before]!.body).toMatchObject({ model: 'command-r', message: 'second', chat_history: [{ role: 'USER', message: 'first' }, { role: 'CHATBOT', message: 'ok' }] });
+    const { chunks, last } = await streamed(`${dp.proxyUrl}/cohere`, chat('stream me', { stream: true }));
+    expect(last).toBe('[DONE]');
+    expect(chunks[0]).toMatchObject({ id: 'gen-2', choices: [{ delta: { role: 'assistant', content: '' } }] });
+    expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('echo: stream me ');
+  });
+
+  it('translates to and from Ollama\'s chat API (llama2 provider, ollama format), whole and streamed', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/ollama`, chat('hello llama'));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'echo: hello llama' } }], usage: { prompt_tokens: 8, completion_tokens: 3, total_tokens: 11 } });
+    expect(provider.seen[before]!.body).toMatchObject({ model: 'llama3', stream: false, messages: [{ role: 'user', content: 'hello llama' }], options: { temperature: 0.5 } });
+    const { chunks, last } = await streamed(`${dp.proxyUrl}/ollama`, chat('stream llama', { stream: true }));
+    expect(last).toBe('[DONE]');
+    expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('echo: stream llama ');
   });
 
   it("validates configurations with Kong's messages", async () => {

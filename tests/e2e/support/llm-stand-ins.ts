@@ -1,4 +1,5 @@
-// Test servers that speak two LLM providers' wire formats (OpenAI's Chat Completions and Anthropic's Messages API):
+// Test servers that speak LLM providers' wire formats (OpenAI's Chat Completions, Anthropic's Messages API, Cohere's
+// v1 Chat and Ollama's chat API):
 // they check the request shape field by field as the providers' API references describe it, record what they got, and
 // answer with fixed texts. A streamed answer can be held after its first events until the test releases it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -86,6 +87,37 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     res.end();
   }
 
+  async function cohere(req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
+    if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) return problem(res, 401, 'missing bearer token');
+    if (typeof body.message !== 'string' || body.messages !== undefined) return problem(res, 400, 'message is required; messages is not a Cohere v1 field');
+    const history = Array.isArray(body.chat_history) ? body.chat_history : [];
+    if (history.some((h: any) => (h.role !== 'USER' && h.role !== 'CHATBOT') || typeof h.message !== 'string')) return problem(res, 400, 'chat_history entries need role USER|CHATBOT and message');
+    const text = `echo: ${body.message}`;
+    const meta = { billed_units: { input_tokens: 9, output_tokens: 4 } };
+    if (body.stream !== true) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ response_id: 'r1', text, generation_id: 'gen-1', chat_history: history, finish_reason: 'COMPLETE', meta }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/stream+json' });
+    res.write(`${JSON.stringify({ is_finished: false, event_type: 'stream-start', generation_id: 'gen-2' })}\n`);
+    for (const piece of text.split(' ')) res.write(`${JSON.stringify({ is_finished: false, event_type: 'text-generation', text: `${piece} ` })}\n`);
+    res.end(`${JSON.stringify({ is_finished: true, event_type: 'stream-end', finish_reason: 'COMPLETE', response: { text, meta } })}\n`);
+  }
+
+  async function ollama(_req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
+    if (typeof body.model !== 'string' || !Array.isArray(body.messages) || typeof body.options !== 'object') return problem(res, 400, 'model, messages and options are required');
+    const text = replyTo(body.messages);
+    if (body.stream !== true) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ model: body.model, created_at: '2026-11-26T00:00:00Z', message: { role: 'assistant', content: text }, done: true, prompt_eval_count: 8, eval_count: 3 }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    for (const piece of text.split(' ')) res.write(`${JSON.stringify({ model: body.model, message: { role: 'assistant', content: `${piece} ` }, done: false })}\n`);
+    res.end(`${JSON.stringify({ model: body.model, done: true, prompt_eval_count: 8, eval_count: 3 })}\n`);
+  }
+
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -100,6 +132,8 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       state.seen.push({ path, headers: req.headers, body });
       if (path.startsWith('/v1/chat/completions')) void openai(req, res, body);
       else if (path.startsWith('/v1/messages')) void anthropic(req, res, body);
+      else if (path.startsWith('/v1/chat')) void cohere(req, res, body);
+      else if (path.startsWith('/api/chat')) void ollama(req, res, body);
       else problem(res, 404, `no such operation ${path}`);
     });
   });

@@ -1,6 +1,8 @@
 import type { LlmConfig, LlmModel, LlmProvider, RouteType } from './llm-schema';
 import { anthropicFormat } from './anthropic-format';
 import { openaiFormat } from './openai-format';
+import { cohereFormat } from './cohere-format';
+import { ollamaFormat } from './ollama-format';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -40,6 +42,7 @@ const OPERATIONS: Partial<Record<LlmProvider, { origin: string; paths: Partial<R
   openai: { origin: 'https://api.openai.com:443', paths: { 'llm/v1/chat': '/v1/chat/completions', 'llm/v1/completions': '/v1/completions' } },
   anthropic: { origin: 'https://api.anthropic.com:443', paths: { 'llm/v1/chat': '/v1/messages', 'llm/v1/completions': '/v1/complete' } },
   mistral: { origin: 'https://api.mistral.ai:443', paths: { 'llm/v1/chat': '/v1/chat/completions' } },
+  cohere: { origin: 'https://api.cohere.com:443', paths: { 'llm/v1/chat': '/v1/chat', 'llm/v1/completions': '/v1/generate' } },
   azure: { origin: 'https://%s.openai.azure.com:443', paths: { 'llm/v1/chat': '/chat/completions', 'llm/v1/completions': '/completions' } },
 };
 
@@ -50,6 +53,8 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
   if (provider === 'mistral' && options.mistral_format === 'openai') return openaiFormat;
   if (provider === 'llama2' && options.llama2_format === 'openai') return openaiFormat;
   if (provider === 'anthropic') return anthropicFormat;
+  if (provider === 'cohere') return cohereFormat;
+  if ((provider === 'mistral' && options.mistral_format === 'ollama') || (provider === 'llama2' && options.llama2_format === 'ollama')) return ollamaFormat;
   return `provider ${provider}${provider === 'mistral' || provider === 'llama2' ? ` with format ${String(options.mistral_format ?? options.llama2_format)}` : ''} is not supported by this gateway`;
 }
 

@@ -4,7 +4,8 @@ import type { StreamEvent } from './providers';
 
 /**
  * Splits a server-sent event stream into events as they arrive (never the whole body): `event:` and `data:` fields,
- * several `data:` lines joined by newlines, comments and other fields ignored, CRLF or LF line ends.
+ * several `data:` lines joined by newlines, comments and other fields ignored, CRLF or LF line ends. A line that is a
+ * JSON object on its own (newline-delimited JSON streams) is one event.
  */
 export class SseParser {
   private pending = '';
@@ -23,6 +24,11 @@ export class SseParser {
         if (this.data.length > 0) events.push({ event: this.event, data: this.data.join('\n') });
         this.event = null;
         this.data = [];
+        continue;
+      }
+      // newline-delimited JSON (Cohere's and Ollama's streams): each object line is an event of its own
+      if (line.startsWith('{') && this.data.length === 0 && this.event === null) {
+        events.push({ event: null, data: line });
         continue;
       }
       const colon = line.indexOf(':');
