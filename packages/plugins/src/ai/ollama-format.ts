@@ -27,7 +27,7 @@ export const ollamaFormat: ProviderFormat = {
     if (routeType === 'llm/v1/chat') return { body: JSON.stringify({ ...base, object: 'chat.completion', choices: [{ finish_reason: body.finish_reason ?? 'stop', index: 0, message: body.message }] }) };
     return { body: JSON.stringify({ ...base, object: 'text_completion', choices: [{ index: 0, text: body.response }] }) };
   },
-  fromStreamEvent(event, model) {
+  fromStreamEvent(event) {
     const data = parseObject(event.data);
     if (data === null) return { error: 'failed to decode ollama response' };
     if (data.done === true) {
