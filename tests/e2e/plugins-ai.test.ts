@@ -86,6 +86,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     await routeWith('fallback', [openai({ model: { provider: 'openai', name: 'busy-model', options: { upstream_url: `${provider.url}/v1/chat/completions` } }, fallbacks: [{ model: anthropic().config.model, auth: { header_name: 'x-api-key', header_value: 'anthropic-secret' } }] })]);
     await routeWith('cohere', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { header_name: 'Authorization', header_value: 'Bearer cohere-key' }, model: { provider: 'cohere', name: 'command-r', options: { upstream_url: `${provider.url}/v1/chat` } } } }]);
     await routeWith('ollama', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'llama2', name: 'llama3', options: { llama2_format: 'ollama', upstream_url: `${provider.url}/api/chat`, temperature: 0.5 } } } }]);
+    await routeWith('gemini', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { param_name: 'key', param_value: 'gemini-key', param_location: 'query' }, model: { provider: 'gemini', name: 'gemini-1.5-flash', options: { upstream_url: `${provider.url}/v1beta/models/gemini-1.5-flash:generateContent`, max_tokens: 64 } } } }]);
     for (const [username, key] of [['ada', 'ada-key'], ['bob', 'bob-key']]) {
       await created('/consumers', { username });
       await created(`/consumers/${username}/key-auth`, { key });
@@ -306,6 +307,21 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     const { chunks, last } = await streamed(`${dp.proxyUrl}/ollama`, chat('stream llama', { stream: true }));
     expect(last).toBe('[DONE]');
     expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('echo: stream llama ');
+  });
+
+  it("translates to and from Gemini's generateContent, whole and streamed", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/gemini`, { messages: [{ role: 'system', content: 'Be kind.' }, { role: 'user', content: 'hola' }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'echo: hola' }, finish_reason: 'stop' }], usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } });
+    const seen = provider.seen[before]!;
+    expect(seen.path).toBe('/v1beta/models/gemini-1.5-flash:generateContent?key=gemini-key');
+    expect(seen.body).toMatchObject({ contents: [{ role: 'user', parts: [{ text: 'hola' }] }], systemInstruction: { parts: [{ text: 'Be kind.' }] }, generationConfig: { maxOutputTokens: 64 } });
+    const { chunks, last } = await streamed(`${dp.proxyUrl}/gemini`, chat('stream hola', { stream: true }));
+    expect(provider.seen.at(-1)!.path).toContain('alt=sse');
+    expect(last).toBe('[DONE]');
+    expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('echo: stream hola ');
   });
 
   it("validates configurations with Kong's messages", async () => {

@@ -1,5 +1,5 @@
 // Test servers that speak LLM providers' wire formats (OpenAI's Chat Completions, Anthropic's Messages API, Cohere's
-// v1 Chat and Ollama's chat API):
+// v1 Chat, Ollama's chat API and Gemini's generateContent):
 // they check the request shape field by field as the providers' API references describe it, record what they got, and
 // answer with fixed texts. A streamed answer can be held after its first events until the test releases it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -118,6 +118,25 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     res.end(`${JSON.stringify({ model: body.model, done: true, prompt_eval_count: 8, eval_count: 3 })}\n`);
   }
 
+  async function gemini(req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    if (url.searchParams.get('key') === null) return problem(res, 403, 'API key not valid');
+    if (!Array.isArray(body.contents) || body.contents.some((c: any) => (c.role !== 'user' && c.role !== 'model') || !Array.isArray(c.parts))) return problem(res, 400, 'contents need role user|model and parts');
+    const last = [...body.contents].reverse().find((c: any) => c.role === 'user');
+    const text = `echo: ${last?.parts?.[0]?.text ?? ''}`;
+    const usageMetadata = { promptTokenCount: 7, candidatesTokenCount: 2, totalTokenCount: 9 };
+    const candidate = (t: string, finishReason?: string) => ({ content: { role: 'model', parts: [{ text: t }] }, ...(finishReason ? { finishReason } : {}) });
+    if (url.searchParams.get('alt') !== 'sse') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ candidates: [candidate(text, 'STOP')], usageMetadata }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const pieces = text.split(' ');
+    pieces.forEach((piece, i) => res.write(`data: ${JSON.stringify({ candidates: [candidate(`${piece} `, i === pieces.length - 1 ? 'STOP' : undefined)], ...(i === pieces.length - 1 ? { usageMetadata } : {}) })}\r\n\r\n`));
+    res.end();
+  }
+
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -134,6 +153,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       else if (path.startsWith('/v1/messages')) void anthropic(req, res, body);
       else if (path.startsWith('/v1/chat')) void cohere(req, res, body);
       else if (path.startsWith('/api/chat')) void ollama(req, res, body);
+      else if (path.startsWith('/v1beta/models/')) void gemini(req, res, body);
       else problem(res, 404, `no such operation ${path}`);
     });
   });

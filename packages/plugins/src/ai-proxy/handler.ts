@@ -38,7 +38,7 @@ function checkRequest(request: JsonObject, config: AiProxyConfig): { requested: 
 /** The provider's request for one target: its URL, headers and body, or the 400 answer when it cannot be built. */
 function prepare(ctx: PluginContext, config: AiProxyConfig, target: Target, request: JsonObject, stream: boolean): { url: URL; headers: Record<string, string>; body: JsonObject; format: ProviderFormat | null } | PluginResponse {
   const targetConfig = { ...config, model: target.model, auth: target.auth };
-  const url = providerUrl(targetConfig, config.route_type);
+  const url = providerUrl(targetConfig, config.route_type, stream);
   if (url === null) return aiError(400, `no default endpoint for provider ${target.model.provider}: set model.options.upstream_url`);
   let format: ProviderFormat | null = null;
   let body = request;

@@ -3,6 +3,7 @@ import { anthropicFormat } from './anthropic-format';
 import { openaiFormat } from './openai-format';
 import { cohereFormat } from './cohere-format';
 import { ollamaFormat } from './ollama-format';
+import { geminiFormat } from './gemini-format';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -54,6 +55,7 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
   if (provider === 'llama2' && options.llama2_format === 'openai') return openaiFormat;
   if (provider === 'anthropic') return anthropicFormat;
   if (provider === 'cohere') return cohereFormat;
+  if (provider === 'gemini') return config.auth.gcp_use_service_account ? 'GCP service-account authentication is not supported by this gateway: use auth.param_name with an API key' : geminiFormat;
   if ((provider === 'mistral' && options.mistral_format === 'ollama') || (provider === 'llama2' && options.llama2_format === 'ollama')) return ollamaFormat;
   return `provider ${provider}${provider === 'mistral' || provider === 'llama2' ? ` with format ${String(options.mistral_format ?? options.llama2_format)}` : ''} is not supported by this gateway`;
 }
@@ -62,8 +64,9 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
  * Where the request goes: `model.options.upstream_url` as given, or the provider's origin with the route type's path
  * (`upstream_path` overriding it); Azure's instance, deployment and `api-version` fill its URL.
  */
-export function providerUrl(config: LlmConfig, routeType: RouteType): URL | null {
+export function providerUrl(config: LlmConfig, routeType: RouteType, stream = false): URL | null {
   const { provider, options } = config.model;
+  if (provider === 'gemini') return geminiUrl(config, stream);
   if (options.upstream_url !== null) return new URL(options.upstream_url);
   const operation = OPERATIONS[provider];
   if (operation === undefined) return null;
@@ -86,4 +89,21 @@ export function mergeModelDefaults(request: JsonObject, model: LlmModel): JsonOb
     ...(options.top_p !== null ? { top_p: options.top_p } : {}),
     ...(options.top_k !== null ? { top_k: options.top_k } : {}),
   };
+}
+
+/**
+ * Gemini's operation URL: `generateContent`, or `streamGenerateContent` as server-sent events (`alt=sse`) when
+ * streaming; on Vertex AI (`model.options.gemini` with endpoint, project and location) its regional path.
+ */
+function geminiUrl(config: LlmConfig, stream: boolean): URL {
+  const { name, options } = config.model;
+  const operation = stream ? 'streamGenerateContent' : 'generateContent';
+  const vertex = options.gemini;
+  let url: URL;
+  if (options.upstream_url !== null) url = new URL(options.upstream_url);
+  else if (vertex?.api_endpoint && vertex.project_id && vertex.location_id) {
+    url = new URL(`https://${vertex.api_endpoint}/v1/projects/${vertex.project_id}/locations/${vertex.location_id}/publishers/google/models/${name ?? ''}:${operation}`);
+  } else url = new URL(`https://generativelanguage.googleapis.com/v1beta/models/${name ?? ''}:${operation}`);
+  if (stream) url.searchParams.set('alt', 'sse');
+  return url;
 }
