@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { prometheusSamples, sampleValue, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { cleanUp, waitUntil } from './support/helpers';
 import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
-import { startLlmStandIn, type LlmStandIn } from './support/llm-stand-ins';
+import { BEDROCK_KEY_ID, BEDROCK_SECRET, startLlmStandIn, type LlmStandIn } from './support/llm-stand-ins';
 
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({ messages: [{ role: 'user', content }], ...extra });
 
@@ -87,6 +87,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     await routeWith('cohere', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { header_name: 'Authorization', header_value: 'Bearer cohere-key' }, model: { provider: 'cohere', name: 'command-r', options: { upstream_url: `${provider.url}/v1/chat` } } } }]);
     await routeWith('ollama', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'llama2', name: 'llama3', options: { llama2_format: 'ollama', upstream_url: `${provider.url}/api/chat`, temperature: 0.5 } } } }]);
     await routeWith('gemini', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { param_name: 'key', param_value: 'gemini-key', param_location: 'query' }, model: { provider: 'gemini', name: 'gemini-1.5-flash', options: { upstream_url: `${provider.url}/v1beta/models/gemini-1.5-flash:generateContent`, max_tokens: 64 } } } }]);
+    await routeWith('bedrock', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { aws_access_key_id: BEDROCK_KEY_ID, aws_secret_access_key: BEDROCK_SECRET }, model: { provider: 'bedrock', name: 'amazon.nova-lite-v1', options: { upstream_url: provider.url, bedrock: { aws_region: 'eu-west-1' } } } } }]);
     for (const [username, key] of [['ada', 'ada-key'], ['bob', 'bob-key']]) {
       await created('/consumers', { username });
       await created(`/consumers/${username}/key-auth`, { key });
@@ -322,6 +323,23 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(provider.seen.at(-1)!.path).toContain('alt=sse');
     expect(last).toBe('[DONE]');
     expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('echo: stream hola ');
+  });
+
+  it("signs Bedrock Converse calls with AWS SigV4 and translates them, whole and from AWS's binary event stream", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/bedrock`, { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi aws' }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'echo: hi aws' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    const seen = provider.seen[before]!;
+    expect(seen.path).toBe('/model/amazon.nova-lite-v1/converse');
+    expect(seen.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDSTANDIN0000\/\d{8}\/eu-west-1\/bedrock\/aws4_request, /);
+    expect(seen.body).toMatchObject({ system: [{ text: 'Be brief.' }], messages: [{ role: 'user', content: [{ text: 'hi aws' }] }] });
+    const { chunks, last } = await streamed(`${dp.proxyUrl}/bedrock`, chat('stream aws', { stream: true }));
+    expect(provider.seen.at(-1)!.path).toBe('/model/amazon.nova-lite-v1/converse-stream');
+    expect(last).toBe('[DONE]');
+    expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe('echo: stream aws ');
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
   });
 
   it("validates configurations with Kong's messages", async () => {

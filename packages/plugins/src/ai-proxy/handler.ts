@@ -4,7 +4,7 @@ import { aiError, hasPrompts, readAiRequest, requestFormat } from '../ai/llm-req
 import { formatOf, providerUrl, type JsonObject, type ProviderFormat } from '../ai/providers';
 import { LlmStatistics } from '../ai/statistics';
 import { authenticate } from '../ai/llm-call';
-import { sseTransform } from '../ai/sse';
+import { eventTransform, sseFramer } from '../ai/sse';
 import { TokenBudget } from '../ai/token-limits';
 import type { LlmAuth, LlmModel } from '../ai/llm-schema';
 import type { AiProxyConfig } from './schema';
@@ -89,8 +89,15 @@ export async function aiProxyAccess(ctx: PluginContext, config: AiProxyConfig): 
     if ('status' in prepared) return prepared;
     let res: Dispatcher.ResponseData;
     const calledAt = Date.now();
+    const payload = JSON.stringify(prepared.body);
+    let sent = prepared.headers;
+    if (prepared.format?.sign) {
+      const signed = await prepared.format.sign({ url: prepared.url, method: 'POST', headers: sent, body: payload }, model, target.auth);
+      if (typeof signed === 'string') return aiError(500, signed);
+      sent = signed;
+    }
     try {
-      res = await httpRequest(prepared.url, { method: 'POST', headers: prepared.headers, body: JSON.stringify(prepared.body), headersTimeout: timeout, bodyTimeout: timeout });
+      res = await httpRequest(prepared.url, { method: 'POST', headers: sent, body: payload, headersTimeout: timeout, bodyTimeout: timeout });
     } catch (err) {
       ctx.runtime.log?.error('ai-proxy: the provider could not be reached', { provider: model.provider, target: index, reason: err instanceof Error ? err.message : String(err) });
       continue;
@@ -113,7 +120,8 @@ async function answer(ctx: PluginContext, config: AiProxyConfig, res: Dispatcher
   const spend = (tokens: number) => void budget?.spend(tokens).catch((err: unknown) => ctx.runtime.log?.error('ai-proxy: tokens could not be counted', { reason: err instanceof Error ? err.message : String(err) }));
   if (stream && format !== null) {
     const state = new Map<string, unknown>();
-    const translated = sseTransform(
+    const translated = eventTransform(
+      format.framer?.() ?? sseFramer(),
       (event) => {
         const out = format.fromStreamEvent(event, model, state);
         if ('error' in out) return [];

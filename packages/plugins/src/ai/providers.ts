@@ -1,9 +1,11 @@
-import type { LlmConfig, LlmModel, LlmProvider, RouteType } from './llm-schema';
+import type { LlmAuth, LlmConfig, LlmModel, LlmProvider, RouteType } from './llm-schema';
+import type { EventFramer } from './sse';
 import { anthropicFormat } from './anthropic-format';
 import { openaiFormat } from './openai-format';
 import { cohereFormat } from './cohere-format';
 import { ollamaFormat } from './ollama-format';
 import { geminiFormat } from './gemini-format';
+import { bedrockFormat, bedrockUrl } from './bedrock-format';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -36,6 +38,10 @@ export interface ProviderFormat {
   fromStreamEvent(event: StreamEvent, model: LlmModel, state: Map<string, unknown>): TranslatedEvent | { error: string };
   /** request headers the provider needs besides authentication */
   headers?(model: LlmModel): Record<string, string>;
+  /** how a streamed answer is cut into events; server-sent events (or JSON lines) when absent */
+  framer?(): EventFramer;
+  /** signs the finished request (AWS Signature Version 4): the headers to send, or why it cannot be signed */
+  sign?(request: { url: URL; method: string; headers: Record<string, string>; body: string }, model: LlmModel, auth: LlmAuth): Promise<Record<string, string> | string>;
 }
 
 /** Default origins and operation paths, per provider and route type (Kong's `upstream_url_format` / `operation_map`). */
@@ -55,6 +61,7 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
   if (provider === 'llama2' && options.llama2_format === 'openai') return openaiFormat;
   if (provider === 'anthropic') return anthropicFormat;
   if (provider === 'cohere') return cohereFormat;
+  if (provider === 'bedrock') return bedrockFormat;
   if (provider === 'gemini') return config.auth.gcp_use_service_account ? 'GCP service-account authentication is not supported by this gateway: use auth.param_name with an API key' : geminiFormat;
   if ((provider === 'mistral' && options.mistral_format === 'ollama') || (provider === 'llama2' && options.llama2_format === 'ollama')) return ollamaFormat;
   return `provider ${provider}${provider === 'mistral' || provider === 'llama2' ? ` with format ${String(options.mistral_format ?? options.llama2_format)}` : ''} is not supported by this gateway`;
@@ -67,6 +74,7 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
 export function providerUrl(config: LlmConfig, routeType: RouteType, stream = false): URL | null {
   const { provider, options } = config.model;
   if (provider === 'gemini') return geminiUrl(config, stream);
+  if (provider === 'bedrock') return bedrockUrl(config.model, stream);
   if (options.upstream_url !== null) return new URL(options.upstream_url);
   const operation = OPERATIONS[provider];
   if (operation === undefined) return null;

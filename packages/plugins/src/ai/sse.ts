@@ -49,24 +49,45 @@ export class SseParser {
   }
 }
 
-/** A stream of text in, server-sent `data:` frames out: `translate` turns each provider event into frames. */
-export function sseTransform(translate: (event: StreamEvent) => string[], finish: () => string[]): Transform {
+/** Turns a provider's response bytes into events as they arrive. */
+export interface EventFramer {
+  push(chunk: Buffer): StreamEvent[];
+  end(): StreamEvent[];
+}
+
+/** Server-sent events (and newline-delimited JSON); a character split between chunks waits for its other bytes. */
+export function sseFramer(): EventFramer {
   const parser = new SseParser();
-  // a character split between chunks waits for its other bytes
   const decoder = new StringDecoder('utf8');
+  return {
+    push: (chunk) => parser.push(decoder.write(chunk)),
+    end: () => [...parser.push(decoder.end()), ...parser.end()],
+  };
+}
+
+/** The provider's events in, server-sent `data:` frames out: `translate` turns each event into frames. */
+export function eventTransform(framer: EventFramer, translate: (event: StreamEvent) => string[], finish: () => string[]): Transform {
   const emit = (stream: Transform, frames: string[]): void => {
     for (const frame of frames) stream.push(`data: ${frame}\n\n`);
   };
   return new Transform({
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      for (const event of parser.push(decoder.write(chunk))) emit(this, translate(event));
-      callback();
+      try {
+        for (const event of framer.push(chunk)) emit(this, translate(event));
+        callback();
+      } catch (err) {
+        callback(err as Error);
+      }
     },
     flush(callback: TransformCallback) {
-      parser.push(decoder.end());
-      for (const event of parser.end()) emit(this, translate(event));
+      for (const event of framer.end()) emit(this, translate(event));
       emit(this, finish());
       callback();
     },
   });
+}
+
+/** A server-sent event stream in, server-sent `data:` frames out. */
+export function sseTransform(translate: (event: StreamEvent) => string[], finish: () => string[]): Transform {
+  return eventTransform(sseFramer(), translate, finish);
 }
