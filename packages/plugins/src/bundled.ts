@@ -21,6 +21,12 @@ import { fileLog } from './file-log';
 import { httpLog } from './http-log';
 import { openTelemetry } from './opentelemetry';
 import { zipkin } from './zipkin';
+import { aiProxy } from './ai-proxy';
+import { aiPromptDecorator } from './ai-prompt-decorator';
+import { aiPromptGuard } from './ai-prompt-guard';
+import { aiPromptTemplate } from './ai-prompt-template';
+import { aiRequestTransformer } from './ai-request-transformer';
+import { aiResponseTransformer } from './ai-response-transformer';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -46,6 +52,12 @@ export const bundledPlugins: PluginDefinition[] = [
   httpLog as PluginDefinition,
   openTelemetry as PluginDefinition,
   zipkin as PluginDefinition,
+  aiProxy as PluginDefinition,
+  aiPromptDecorator as PluginDefinition,
+  aiPromptGuard as PluginDefinition,
+  aiPromptTemplate as PluginDefinition,
+  aiRequestTransformer as PluginDefinition,
+  aiResponseTransformer as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

@@ -126,9 +126,12 @@ export interface UpstreamResponse {
   readonly replaced?: Readonly<Record<string, string | string[]>>;
   /**
    * asks for the whole body before anything is sent; `transform` returns the body to send instead. The body is
-   * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged.
+   * buffered up to the gateway's buffered-body limit; past it, the response passes unchanged. A transform may answer
+   * with a promise (it asks another service): the response waits for it; a rejected one leaves the body as it was.
    */
-  transformBody(transform: (body: Buffer) => Buffer): void;
+  transformBody(transform: (body: Buffer) => Buffer | Promise<Buffer>): void;
+  /** changes the status sent to the client; only takes effect together with `transformBody` (the head waits then) */
+  setStatus?(status: number): void;
   /**
    * asks for a copy of the body once it has streamed through; the response still streams. Past the buffered-body
    * limit `capture` is not called. A promise returned by `capture` holds the end of the response until it settles,
@@ -140,7 +143,7 @@ export interface UpstreamResponse {
 /** A response produced by a plugin instead of proxying. */
 export interface PluginResponse {
   status: number;
-  /** JSON-serialised when an object; sent raw when a string or Buffer; empty when null */
+  /** JSON-serialised when an object; sent raw when a string or Buffer; relayed as it comes when a Readable; empty when null */
   body: unknown;
   headers?: Record<string, string>;
   /**
@@ -290,7 +293,7 @@ export interface ExchangeSummary {
 
 /** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */
 export interface ExchangeMetricsSink {
-  record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean }): void;
+  record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean; ai_metrics?: boolean }): void;
 }
 
 /** How a credential is written. */
@@ -326,7 +329,8 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
   entities?: CredentialEntity[];
   /**
    * cross-field checks on the config; returns errors or null. Keys: `@entity` (reported at the top level, like Kong's
-   * plugin entity checks), `@config` (a message about the config record as a whole), or a config field name
+   * plugin entity checks), `@config` (a message about the config record as a whole), `@record` (an entity check of
+   * the config record, reported as `config['@entity']`), or a config field name
    */
   checkConfig?: (config: Config) => Record<string, string | string[]> | null;
   /**

@@ -57,14 +57,16 @@ function withShorthands(plugin: PluginDefinition | undefined, input: Record<stri
 
 /**
  * Puts a plugin's config check errors where Kong reports them: `@entity` (checks across the plugin's fields, e.g.
- * acl's allow/deny) at the top level, `@config` (a check of the config record as a whole) as `fields.config`, and
+ * acl's allow/deny) at the top level, `@config` (a check of the config record as a whole) as `fields.config`,
+ * `@record` (an entity check declared on the config record, as Kong's LLM record has) as `fields.config['@entity']`, and
  * field errors under `fields.config.<field>`.
  */
 export function placeConfigErrors(errors: Record<string, string | string[]>): FieldErrors {
-  const { '@entity': entity, '@config': record, ...perField } = errors;
+  const { '@entity': entity, '@config': record, '@record': recordCheck, ...perField } = errors;
   const fields: FieldErrors = {};
   if (entity !== undefined) fields['@entity'] = Array.isArray(entity) ? entity : [entity];
   if (record !== undefined) fields.config = Array.isArray(record) ? record.join('; ') : record;
+  else if (recordCheck !== undefined) fields.config = { '@entity': Array.isArray(recordCheck) ? recordCheck : [recordCheck], ...perField };
   else if (Object.keys(perField).length > 0) fields.config = perField;
   return fields;
 }

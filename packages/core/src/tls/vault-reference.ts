@@ -27,6 +27,11 @@ export function parseVaultReference(value: string): VaultReference | null {
 /** The vaults bundled with Gatehouse (Kong's `env`). */
 export const BUNDLED_VAULTS = ['env'] as const;
 
+/** the referenceable credential fields of an AI plugin's `auth` record at `at` */
+function aiAuthFields(at: string): string[] {
+  return ['header_name', 'header_value', 'param_name', 'param_value', 'gcp_service_account_json', 'aws_access_key_id', 'aws_secret_access_key'].map((f) => `${at}.${f}`);
+}
+
 /**
  * Plugin config fields Kong marks referenceable, by plugin name (dotted paths inside `config`). Only these are
  * resolved on the data plane; a reference anywhere else stays the literal string it is.
@@ -37,4 +42,8 @@ export const REFERENCEABLE_PLUGIN_FIELDS: Record<string, readonly string[]> = {
   'proxy-cache': ['redis.password', 'redis.username'],
   'http-log': ['http_endpoint'],
   'oauth2': ['provision_key'],
+  // the AI plugins' provider credentials (Kong's referenceable auth fields); `*` is each element of a list
+  'ai-proxy': aiAuthFields('auth').concat(aiAuthFields('fallbacks.*.auth')),
+  'ai-request-transformer': aiAuthFields('llm.auth'),
+  'ai-response-transformer': aiAuthFields('llm.auth'),
 };

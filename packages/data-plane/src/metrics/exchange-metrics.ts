@@ -2,6 +2,7 @@ import type { Route, Service } from '@gatehouse/core';
 import type { ExchangeMetricsSink, ExchangeSummary } from '@gatehouse/plugins';
 import type { Registry } from 'prom-client';
 import { CellCounter, CellHistogram, CounterCell, HistogramCell } from './cells';
+import { AiMetrics } from './ai-metrics';
 
 /** Kong's buckets (prometheus plugin, 3.x): gateway latency, and upstream / whole-request latency. */
 export const KONG_LATENCY_BUCKETS = [1, 2, 5, 7, 10, 15, 20, 30, 50, 75, 100, 200, 500, 750, 1000];
@@ -63,8 +64,10 @@ export class ExchangeMetrics implements ExchangeMetricsSink {
   private readonly byLabels = new Map<string, RouteSeries>();
   private readonly byRoute = new WeakMap<Route, RouteSeries>();
   private readonly byService = new WeakMap<Service, RouteSeries>();
+  private readonly ai: AiMetrics;
 
   constructor(registry: Registry) {
+    this.ai = new AiMetrics(registry);
     const all = () => this.byLabels.values();
     const histogram = (name: string, help: string, buckets: number[], pick: (s: RouteSeries) => HistogramCell) =>
       new CellHistogram({ name, help, labelNames: ['service', 'route', 'workspace'], buckets, registers: [registry] }, function* () {
@@ -107,9 +110,10 @@ export class ExchangeMetrics implements ExchangeMetricsSink {
     return series;
   }
 
-  record(s: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean }): void {
+  record(s: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean; ai_metrics?: boolean }): void {
     // as Kong: nothing is recorded for a request without a service
     if (s.service === null) return;
+    if (flags.ai_metrics === true && s.logValues) this.ai.record(s.logValues.get('ai'));
     const series = this.seriesFor(s.route, s.service);
     const consumer = flags.per_consumer && s.consumer !== null ? (s.consumer.username ?? s.consumer.id) : '';
     if (flags.status_code_metrics) series.status(s.status, s.source, consumer).value++;

@@ -12,11 +12,11 @@ export class InterceptedResponse implements UpstreamResponse {
   readonly headers: Record<string, string | string[]> = {};
   readonly setByPlugins: ReadonlySet<string> | undefined;
   readonly replaced: Record<string, string | string[]> | undefined;
-  transforms: Array<(body: Buffer) => Buffer> | null = null;
+  transforms: Array<(body: Buffer) => Buffer | Promise<Buffer>> | null = null;
   captures: Array<(body: Buffer) => void | Promise<unknown>> | null = null;
 
   constructor(
-    readonly status: number,
+    public status: number,
     rawHeaders: Buffer[],
     extra: ReadonlyMap<string, string> | null,
   ) {
@@ -34,8 +34,12 @@ export class InterceptedResponse implements UpstreamResponse {
     this.setByPlugins = extra !== null ? new Set(extra.keys()) : undefined;
   }
 
-  transformBody(transform: (body: Buffer) => Buffer): void {
+  transformBody(transform: (body: Buffer) => Buffer | Promise<Buffer>): void {
     (this.transforms ??= []).push(transform);
+  }
+
+  setStatus(status: number): void {
+    this.status = status;
   }
 
   captureBody(capture: (body: Buffer) => void | Promise<unknown>): void {

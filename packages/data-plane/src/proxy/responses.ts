@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable, pipeline } from 'node:stream';
 import type { PluginResponse } from '@gatehouse/plugins';
 import { stampGatewayResponse, type ExchangeTrace } from '../observe/exchange-trace';
 
@@ -88,9 +89,20 @@ export function sendPluginResponse(res: ServerResponse, response: PluginResponse
     res.destroy();
     return;
   }
+  if (response.body instanceof Readable) return streamPluginResponse(res, response, response.body);
   const { status, headers, body } = renderPluginResponse(response);
   res.writeHead(status, headers);
   res.end(body ?? undefined);
+}
+
+/** A plugin's answer whose body is a stream (ai-proxy's translated events): relayed as it comes, never buffered. */
+function streamPluginResponse(res: ServerResponse, response: PluginResponse, body: Readable): void {
+  const headers: Record<string, string> = {};
+  if (response.headers) for (const name in response.headers) headers[name.toLowerCase()] = response.headers[name]!;
+  delete headers['content-length'];
+  res.writeHead(response.status, headers);
+  // either side failing ends both: a client gone stops the plugin's source, a source failing cuts the response
+  pipeline(body, res, () => undefined);
 }
 
 const STATUS_TEXT: Record<number, string> = { 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };

@@ -155,19 +155,24 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       return;
     }
     const response = this.intercepted!;
-    let body = held.whole();
-    if (this.holding) {
-      for (const transform of response.transforms!) {
-        try {
-          body = transform(body);
-        } catch {
-          // a body the transform cannot read passes unchanged
-        }
-      }
-      delete response.headers['transfer-encoding'];
-      response.headers['content-length'] = String(body.length);
-      writeHeadFrom(this.res, response.status, response.headers, this.trace);
-    }
+    const body = held.whole();
+    if (!this.holding) return this.finish(response, body);
+    const transformed = applyTransforms(response.transforms!, body);
+    if (!(transformed instanceof Promise)) return this.finishTransformed(response, transformed);
+    // a transform that asks another service (ai-response-transformer) holds the answer until it is done
+    void transformed.then((next) => {
+      if (!this.res.destroyed) this.finishTransformed(response, next);
+    });
+  }
+
+  private finishTransformed(response: InterceptedResponse, body: Buffer): void {
+    delete response.headers['transfer-encoding'];
+    response.headers['content-length'] = String(body.length);
+    writeHeadFrom(this.res, response.status, response.headers, this.trace);
+    this.finish(response, body);
+  }
+
+  private finish(response: InterceptedResponse, body: Buffer): void {
     const tail = this.tail;
     this.tail = null;
     const end = this.holding ? () => this.res.end(body) : () => (tail === null ? this.res.end() : this.res.end(tail));
@@ -282,4 +287,26 @@ export class UndiciForwarder implements Forwarder {
     this.pools.clear();
     await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())));
   }
+}
+
+/** Runs the response hooks' body transforms in order; a transform that fails leaves the body as it was. */
+function applyTransforms(transforms: ReadonlyArray<(body: Buffer) => Buffer | Promise<Buffer>>, body: Buffer, from = 0): Buffer | Promise<Buffer> {
+  for (let i = from; i < transforms.length; i++) {
+    let next: Buffer | Promise<Buffer>;
+    try {
+      next = transforms[i]!(body);
+    } catch {
+      // a body the transform cannot read passes unchanged
+      continue;
+    }
+    if (next instanceof Promise) {
+      const previous = body;
+      return next.then(
+        (value) => applyTransforms(transforms, value, i + 1),
+        () => applyTransforms(transforms, previous, i + 1),
+      );
+    }
+    body = next;
+  }
+  return body;
 }

@@ -56,7 +56,7 @@ export function resolveConfigReferences(
   onError: (path: string, err: Error) => void,
 ): Record<string, unknown> {
   let out = config;
-  for (const path of paths) {
+  for (const path of paths.flatMap((p) => (p.includes('*') ? expandWildcards(config, p) : [p]))) {
     const parts = path.split('.');
     let holder: unknown = out;
     for (const part of parts.slice(0, -1)) holder = holder !== null && typeof holder === 'object' ? (holder as Record<string, unknown>)[part] : undefined;
@@ -76,4 +76,21 @@ export function resolveConfigReferences(
     target[last] = resolved;
   }
   return out;
+}
+
+/** `list.*.field` as the concrete paths of `config` (`list.0.field`, `list.1.field`, …): `*` stands for each array element. */
+function expandWildcards(config: Record<string, unknown>, path: string): string[] {
+  let found: Array<{ prefix: string[]; value: unknown }> = [{ prefix: [], value: config }];
+  for (const part of path.split('.')) {
+    const next: typeof found = [];
+    for (const { prefix, value } of found) {
+      if (part === '*') {
+        if (Array.isArray(value)) value.forEach((item, i) => next.push({ prefix: [...prefix, String(i)], value: item }));
+      } else if (value !== null && typeof value === 'object') {
+        next.push({ prefix: [...prefix, part], value: (value as Record<string, unknown>)[part] });
+      }
+    }
+    found = next;
+  }
+  return found.map((f) => f.prefix.join('.'));
 }

@@ -4,7 +4,7 @@ import { prometheusConfigSchema, type PrometheusConfig } from './schema';
 /**
  * Switches on the per-request series of `/metrics` (kong_http_requests_total, latency histograms, bandwidth) for the
  * routes and services it applies to. The series live in the node's metrics registry (`runtime.exchangeMetrics`); this
- * plugin only says what to record. `ai_metrics` is accepted and records nothing (no AI proxy here).
+ * plugin only says what to record; `ai_metrics` adds Kong's `ai_llm_*` series from the AI plugins' statistics.
  */
 export const prometheus = definePlugin<PrometheusConfig, unknown>({
   name: 'prometheus',

@@ -73,7 +73,7 @@ export function fakeContext(request: FakeRequest = {}): { ctx: PluginContext; re
 
 /** An upstream response for unit tests of response hooks; `finish` runs the body transforms and captures. */
 export function fakeResponse(status: number, headers: Record<string, string | string[]>, body = ''): UpstreamResponse & { finish(): Buffer } {
-  const transforms: Array<(body: Buffer) => Buffer> = [];
+  const transforms: Array<(body: Buffer) => Buffer | Promise<Buffer>> = [];
   const captures: Array<(body: Buffer) => void> = [];
   return {
     status,
@@ -82,7 +82,11 @@ export function fakeResponse(status: number, headers: Record<string, string | st
     captureBody: (c) => void captures.push(c),
     finish() {
       let out: Buffer = Buffer.from(body);
-      for (const t of transforms) out = t(out);
+      for (const t of transforms) {
+        const next = t(out);
+        if (next instanceof Promise) throw new Error('a transform answered with a promise: unit-test it through its own function');
+        out = next;
+      }
       for (const c of captures) c(out);
       return out;
     },
