@@ -291,6 +291,11 @@ export interface CredentialEntity extends EntityDefinition {
   prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null) => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
+/** What a plugin opened for one data-plane node (connections, files, stores); the node closes it when it stops. */
+export interface PluginResources {
+  close(): void | Promise<void>;
+}
+
 export interface PluginDefinition<Config = unknown, Index = unknown> {
   /** Kong's plugin name */
   name: string;
@@ -324,6 +329,12 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * keep their objects across updates (their fields change in place).
    */
   updateIndex?: (index: Index, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined) => boolean;
+  /**
+   * opens what the plugin keeps for one data-plane node (Redis connections, log writers, stores), given the node's
+   * runtime; the node calls it once when it starts (`openPlugins`) and closes the result when it stops. Hooks find it
+   * again through `ctx.runtime` (see `runtimeState`).
+   */
+  init?: (runtime: PluginRuntime) => PluginResources | Promise<PluginResources>;
   /** auth plugins: try to authenticate; never decide AND/OR themselves */
   authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
   /**

@@ -271,9 +271,15 @@ export class PluginQueues {
     return [...out.values()];
   }
 
-  /** hands what is waiting to the handlers once (no more retries) and refuses new entries */
-  async close(): Promise<void> {
+  /**
+   * hands what is waiting to the handlers once (no more retries) and refuses new entries; resolves when that is done,
+   * or after `graceMs` when a handler is still busy (its entries are then lost with the process)
+   */
+  async close(graceMs = 2000): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.live.values()].map((q) => q.close()));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([Promise.all([...this.live.values()].map((q) => q.close())), grace]);
+    clearTimeout(timer);
   }
 }
