@@ -54,7 +54,7 @@ export async function startDataPlaneNode(
   if (redis) nodeMetrics?.watchRedis(redis);
   const pluginLog = { warn: log.warn, error: log.error };
   const queues = new PluginQueues(queueLogger(pluginLog));
-  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: pluginLog, queues };
+  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, syslogAddress: settings.syslogAddress, log: pluginLog, queues };
   if (redis) runtime.redis = redis;
   // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
   const cacheMemory = runtime.proxyCacheMemory instanceof MemoryCacheStore ? runtime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);

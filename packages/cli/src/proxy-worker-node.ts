@@ -54,6 +54,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
   const runtime: PluginRuntime = {
     redisPrefix: settings.redisPrefix,
+    syslogAddress: settings.syslogAddress,
     log: pluginLog,
     queues,
     rateLimitCounters: stores.rateLimitCounters,

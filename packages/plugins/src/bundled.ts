@@ -19,6 +19,10 @@ import { prometheus } from './prometheus';
 import { correlationId } from './correlation-id';
 import { fileLog } from './file-log';
 import { httpLog } from './http-log';
+import { tcpLog } from './tcp-log';
+import { udpLog } from './udp-log';
+import { syslog } from './syslog';
+import { loggly } from './loggly';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -42,6 +46,10 @@ export const bundledPlugins: PluginDefinition[] = [
   correlationId as PluginDefinition,
   fileLog as PluginDefinition,
   httpLog as PluginDefinition,
+  tcpLog as PluginDefinition,
+  udpLog as PluginDefinition,
+  syslog as PluginDefinition,
+  loggly as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

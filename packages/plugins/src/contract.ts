@@ -231,6 +231,8 @@ export interface PluginRuntime {
    * process; plugins reach them through `queuesFor(runtime)`
    */
   queues?: PluginQueues;
+  /** where the `syslog` plugin sends: a unix datagram socket's path (`/dev/log` when absent) or `udp://host:port` */
+  syslogAddress?: string;
 }
 
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
