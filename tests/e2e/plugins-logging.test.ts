@@ -1,6 +1,7 @@
 // The logging plugins that send each entry over a socket, through the real processes in both topologies, against
 // receivers the test starts: tcp-log (plain and TLS), udp-log, syslog (a unix datagram socket in embedded mode, UDP in
-// the cluster) and loggly (UDP). Entries are Kong's log serializer shape; syslog and loggly lines are RFC 5424.
+// the cluster), loggly (UDP), statsd (UDP, and TCP with DogStatsD tags) and datadog (UDP). Entries are Kong's log
+// serializer shape; syslog and loggly lines are RFC 5424; statsd and datadog send Kong's metric names.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,9 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
   let udp: MessageReceiver;
   let syslog: MessageReceiver;
   let loggly: MessageReceiver;
+  let statsd: MessageReceiver;
+  let statsdTcp: LineReceiver;
+  let datadog: MessageReceiver;
   let dir: string;
   let admin: ReturnType<typeof adminClient>;
   const certificates = new CertificateFactory();
@@ -51,6 +55,9 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
     tls = await startLineReceiver(certificates.selfSigned(['logs.example.test']));
     udp = await startUdpReceiver();
     loggly = await startUdpReceiver();
+    statsd = await startUdpReceiver();
+    statsdTcp = await startLineReceiver();
+    datadog = await startUdpReceiver();
     syslog = name === 'embedded' ? startUnixDatagramReceiver(join(dir, 'syslog.sock')) : await startUdpReceiver();
     const syslogAddress = name === 'embedded' ? join(dir, 'syslog.sock') : `udp://127.0.0.1:${syslog.port}`;
     topology = await startTopology(name, { dataPlaneEnv: { GATEHOUSE_SYSLOG_ADDRESS: syslogAddress } });
@@ -64,6 +71,17 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
     await routeWith('tls', { name: 'tcp-log', config: { host: '127.0.0.1', port: tls.port, tls: true, tls_sni: 'logs.example.test', keepalive: 1000 } });
     await routeWith('udp', { name: 'udp-log', config: { host: '127.0.0.1', port: udp.port } });
     await routeWith('syslog', { name: 'syslog', config: { facility: 'local0', successful_severity: 'notice', client_errors_severity: 'debug', server_errors_severity: 'crit' } });
+    const metricsService = async (serviceName: string, path: string, plugin: Record<string, unknown>) => {
+      const svc = await createdThrough(topology.adminUrl, '/services', { name: serviceName, url: upstream.url });
+      const route = await createdThrough(topology.adminUrl, `/services/${svc.id}/routes`, { name: path, paths: [`/${path}`] });
+      await createdThrough(topology.adminUrl, `/routes/${route.id}/plugins`, plugin);
+    };
+    await metricsService('stats.svc', 'statsd', { name: 'statsd', config: { host: '127.0.0.1', port: statsd.port } });
+    await metricsService('tagged', 'statsd-tagged', {
+      name: 'statsd',
+      config: { host: '127.0.0.1', port: statsdTcp.port, use_tcp: true, tag_style: 'dogstatsd', metrics: [{ name: 'request_count', stat_type: 'counter', sample_rate: 1 }] },
+    });
+    await metricsService('dd', 'datadog', { name: 'datadog', config: { host: '127.0.0.1', port: datadog.port } });
     await routeWith('loggly', { name: 'loggly', config: { host: '127.0.0.1', port: loggly.port, key: 'customer-token', tags: ['kong', 'e2e'] } });
     await topology.converge();
   });
@@ -76,6 +94,9 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
       () => udp?.close(),
       () => syslog?.close(),
       () => loggly?.close(),
+      () => statsd?.close(),
+      () => statsdTcp?.close(),
+      () => datadog?.close(),
       () => upstream?.close(),
       () => rmSync(dir, { recursive: true, force: true }),
     );
@@ -83,17 +104,20 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
 
   it('lists the plugins, serves their schemas and refuses bad configs with Kong\'s messages', async () => {
     const root = await admin.get('/');
-    for (const plugin of ['tcp-log', 'udp-log', 'syslog', 'loggly']) {
+    for (const plugin of ['tcp-log', 'udp-log', 'syslog', 'loggly', 'statsd', 'datadog']) {
       expect(root.body.plugins.available_on_server[plugin]).toMatchObject({ version: '3.9.0' });
       const schema = await admin.get(`/schemas/plugins/${plugin}`);
       expect(schema.status).toBe(200);
-      expect(JSON.stringify(schema.body.fields)).toContain('custom_fields_by_lua');
+      // the socket loggers take Kong's custom_fields_by_lua; the metrics plugins batch through the queue
+      expect(JSON.stringify(schema.body.fields)).toContain(['statsd', 'datadog'].includes(plugin) ? '"queue"' : 'custom_fields_by_lua');
     }
     const bad = async (plugin: string, config: Record<string, unknown>) => (await jsonAdmin(topology.adminUrl, 'POST', '/plugins', { name: plugin, config })).body;
     expect((await bad('tcp-log', { host: 'bad host!', port: 99999 })).fields.config).toEqual({ host: 'invalid value: bad host!', port: 'value should be between 0 and 65535' });
     expect((await bad('udp-log', { port: 9 })).fields.config).toEqual({ host: 'required field missing' });
     expect((await bad('syslog', { facility: 'local9' })).fields.config.facility).toMatch(/^expected one of: auth, authpriv, cron/);
     expect((await bad('loggly', { log_level: 'loud' })).fields.config).toEqual({ key: 'required field missing', log_level: 'expected one of: debug, info, notice, warning, err, crit, alert, emerg' });
+    expect((await bad('statsd', { allow_status_codes: ['200'], udp_packet_size: 70000 })).fields.config).toEqual({ allow_status_codes: ['invalid value: 200'], udp_packet_size: 'value should be between 0 and 65507' });
+    expect((await bad('datadog', { metrics: [{ name: 'request_count', stat_type: 'counter' }] })).fields.config.metrics).toEqual(['sample_rate: required field missing']);
     const defaults = await jsonAdmin(topology.adminUrl, 'POST', '/schemas/plugins/validate', { name: 'loggly', config: { key: 'k' } });
     expect(defaults.status).toBe(200);
   });
@@ -136,5 +160,31 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
     await waitUntil('the loggly line', () => entriesFor(loggly.messages, id).length === 1);
     const line = loggly.messages.find((m) => m.includes(`"id":"${id}"`))!;
     expect(line).toMatch(/^<14>1 \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S+ kong - - \[customer-token@41058 tag="kong" tag="e2e"\] \{/);
+  });
+
+  it('statsd sends Kong\'s metric names under the service scope, over UDP', async () => {
+    const { status } = await send('/statsd/x');
+    expect(status).toBe(200);
+    const names = () => new Set(statsd.messages.map((m) => m.slice(0, m.indexOf(':'))));
+    const expected = ['request.count', 'latency', 'request.size', 'status.200', 'response.size', 'upstream_latency', 'kong_latency'].map((n) => `kong.service.stats_svc.${n}`);
+    await waitUntil('the statsd metrics', () => expected.every((n) => names().has(n)));
+    expect(statsd.messages).toContain('kong.service.stats_svc.request.count:1|c');
+    expect(statsd.messages).toContain('kong.service.stats_svc.status.200:1|c');
+    expect(statsd.messages.find((m) => m.startsWith('kong.service.stats_svc.latency:'))).toMatch(/^kong\.service\.stats_svc\.latency:\d+\|ms$/);
+    expect(statsd.messages.some((m) => /^kong\.service\.stats_svc\.workspace\.[^.]+\.status\.200:1\|c$/.test(m))).toBe(true);
+  });
+
+  it('statsd with tag_style dogstatsd over TCP tags the metric with service, route, workspace, node and status', async () => {
+    await send('/statsd-tagged/x', { 'x-echo-status': '201' });
+    await waitUntil('the tagged line', () => statsdTcp.lines.length >= 1);
+    expect(statsdTcp.lines[0]).toMatch(/^kong\.request\.count:1\|c\|#service:tagged,route:statsd-tagged,workspace:[^,]+,node:[^,]+,status:201$/);
+  });
+
+  it('datadog sends DogStatsD lines tagged with the service name, status and its metric tags', async () => {
+    await send('/datadog/x');
+    await waitUntil('the datadog metrics', () => datadog.messages.length >= 6);
+    expect(datadog.messages).toContain('kong.request.count:1|c|#name:dd,status:200,app:kong');
+    expect(datadog.messages.find((m) => m.startsWith('kong.latency:'))).toMatch(/^kong\.latency:\d+\|ms\|#name:dd,status:200,app:kong$/);
+    expect(datadog.messages.map((m) => m.slice(0, m.indexOf(':'))).sort()).toEqual(['kong.kong_latency', 'kong.latency', 'kong.request.count', 'kong.request.size', 'kong.response.size', 'kong.upstream_latency']);
   });
 });

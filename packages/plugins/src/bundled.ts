@@ -23,6 +23,8 @@ import { tcpLog } from './tcp-log';
 import { udpLog } from './udp-log';
 import { syslog } from './syslog';
 import { loggly } from './loggly';
+import { statsd } from './statsd';
+import { datadog } from './datadog';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -50,6 +52,8 @@ export const bundledPlugins: PluginDefinition[] = [
   udpLog as PluginDefinition,
   syslog as PluginDefinition,
   loggly as PluginDefinition,
+  statsd as PluginDefinition,
+  datadog as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));
