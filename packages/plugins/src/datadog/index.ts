@@ -1,7 +1,7 @@
 import { definePlugin } from '../contract';
 import { logEntry } from '../shared/log-entry';
 import type { SerializedExchange } from '../shared/log-serializer';
-import { pluginQueueConfig } from '../shared/queue-schema';
+import { queueConfigOf } from '../shared/queue-schema';
 import { queuesFor } from '../shared/runtime-queues';
 import { runtimeState } from '../shared/runtime-state';
 import { consumerIdentifier, entityOf, REQUEST_STATS, statsdLine } from '../shared/statsd-line';
@@ -45,7 +45,7 @@ export const datadog = definePlugin<DatadogConfig, unknown>({
       for (const entry of batch) for (const line of datadogLines(config, entry)) await sender.send(config.host, config.port, line, 10_000);
     };
     queuesFor(ctx.runtime).enqueue(
-      { name: pluginId, logTag: `datadog plugin ${pluginId}`, owner: pluginId, config: pluginQueueConfig(config.queue, config), handler },
+      { name: pluginId, logTag: `datadog plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler },
       logEntry(summary, { custom_fields_by_lua: null }),
     );
   },

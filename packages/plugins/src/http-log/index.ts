@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { Agent } from 'undici';
 import { definePlugin } from '../contract';
 import { serializeExchange, type SerializedExchange } from '../shared/log-serializer';
 import type { BatchHandler } from '../shared/queue';
-import { pluginQueueConfig } from '../shared/queue-schema';
+import { perConfig } from '../shared/per-config';
+import { queueConfigOf } from '../shared/queue-schema';
 import { queuesFor } from '../shared/runtime-queues';
 import { runtimeState } from '../shared/runtime-state';
 import { httpLogAgent, postPayload } from './sender';
@@ -12,8 +14,16 @@ import { httpLogConfigSchema, type HttpLogConfig } from './schema';
  * Kong names an http-log queue after the fields that decide where and how entries are sent, so configurations that
  * agree on them share one queue and one connection pool (and the latest configuration's headers are the ones sent).
  */
-function queueName(config: HttpLogConfig): string {
-  return [config.http_endpoint, config.method, config.content_type, config.timeout, config.keepalive, config.retry_count].join(':');
+const queueName = perConfig((config: HttpLogConfig): string =>
+  [endpointForName(config.http_endpoint), config.method, config.content_type, config.timeout, config.keepalive, config.retry_count].join(':'),
+);
+
+/** The endpoint as queue names (and so log lines) show it: a password in the URL is replaced by a digest of it. */
+function endpointForName(endpoint: string): string {
+  const url = new URL(endpoint);
+  if (url.password === '') return endpoint;
+  url.password = `sha256-${createHash('sha256').update(url.password).digest('hex').slice(0, 16)}`;
+  return url.toString();
 }
 
 /** The connection pools of one data-plane node, one per queue name, and each configuration's batch handler. */
@@ -61,7 +71,7 @@ export const httpLog = definePlugin<HttpLogConfig, unknown>({
     const pluginId = ctx.pluginId ?? 'http-log';
     const name = queueName(config);
     queuesFor(ctx.runtime).enqueue(
-      { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: pluginQueueConfig(config.queue, config), handler: senders.of(ctx.runtime).handlerFor(name, config) },
+      { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler: senders.of(ctx.runtime).handlerFor(name, config) },
       serializeExchange(summary),
     );
   },

@@ -236,6 +236,8 @@ export class BatchQueue<T> {
 export class PluginQueues {
   private readonly live = new Map<string, BatchQueue<unknown>>();
   private readonly finished = new Map<string, QueueStats>();
+  /** queue settings as part of a queue's key, once per settings object */
+  private readonly settingsKeys = new WeakMap<QueueConfig, string>();
   private closed = false;
 
   constructor(private readonly log: QueueLogger) {}
@@ -243,7 +245,9 @@ export class PluginQueues {
   /** queues `entry` on the queue `spec` names, creating it on first use; false when the entry was refused */
   enqueue<T>(spec: QueueSpec<T>, entry: T): boolean {
     if (this.closed) return false;
-    const key = `${spec.name}\u0000${JSON.stringify(spec.config)}`;
+    let settings = this.settingsKeys.get(spec.config);
+    if (settings === undefined) this.settingsKeys.set(spec.config, (settings = JSON.stringify(spec.config)));
+    const key = `${spec.name}\u0000${settings}`;
     // entries of one key always come with a handler of the same entry type: the key names what the handler does
     const handler = spec.handler as BatchHandler<unknown>;
     let queue = this.live.get(key);

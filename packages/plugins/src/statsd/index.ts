@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { definePlugin } from '../contract';
 import { logEntry } from '../shared/log-entry';
 import type { SerializedExchange } from '../shared/log-serializer';
-import { pluginQueueConfig } from '../shared/queue-schema';
+import { queueConfigOf } from '../shared/queue-schema';
 import { queuesFor } from '../shared/runtime-queues';
 import { runtimeState } from '../shared/runtime-state';
 import { UdpSender } from '../shared/udp-sender';
@@ -67,7 +67,7 @@ export const statsd = definePlugin<StatsdConfig, unknown>({
     const node = hostname();
     const handler = (batch: SerializedExchange[]) => sendLines(state, config, batch.flatMap((entry) => statsdLines(config, entry, node)));
     queuesFor(ctx.runtime).enqueue(
-      { name: pluginId, logTag: `statsd plugin ${pluginId}`, owner: pluginId, config: pluginQueueConfig(config.queue, config), handler },
+      { name: pluginId, logTag: `statsd plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler },
       logEntry(summary, { custom_fields_by_lua: null }),
     );
   },
