@@ -71,7 +71,7 @@ export { fileLog } from './file-log';
 export * from './http-log/schema';
 export { httpLog } from './http-log';
 export { BatchQueue, PluginQueues, type BatchHandler, type QueueSpec, type QueueStats, type QueueLogger } from './shared/queue';
-export { queueSchema, queueSchemaWith, queueField, pluginQueueConfig, type QueueConfig } from './shared/queue-schema';
+export { queueSchema, queueSchemaWith, queueField, pluginQueueConfig, queueConfigOf, type QueueConfig, type LegacyQueueFields } from './shared/queue-schema';
 export { queuesFor, queueLogger } from './shared/runtime-queues';
 export { AppendLog, type AppendLogOptions } from './shared/append-log';
 export { serializeExchange, queryTable, type SerializedExchange } from './shared/log-serializer';
