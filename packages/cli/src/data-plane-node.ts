@@ -11,16 +11,7 @@ import {
   type StatusServer,
   type WorkerPool,
 } from '@gatehouse/data-plane';
-import {
-  closeFileLogs,
-  closeHttpLogQueues,
-  PluginQueues,
-  queueLogger,
-  MemoryCacheStore,
-  PROXY_CACHE_MEMORY_BYTES,
-  rateLimitingConnections,
-  type PluginRuntime,
-} from '@gatehouse/plugins';
+import { bundledPlugins, MemoryCacheStore, openPlugins, PluginQueues, PROXY_CACHE_MEMORY_BYTES, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { Registry } from 'prom-client';
 import type { NodeMetrics } from './node-metrics';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
@@ -63,11 +54,12 @@ export async function startDataPlaneNode(
   if (redis) nodeMetrics?.watchRedis(redis);
   const pluginLog = { warn: log.warn, error: log.error };
   const queues = new PluginQueues(queueLogger(pluginLog));
-  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, log: pluginLog, queues, nodeId: id };
+  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, syslogAddress: settings.syslogAddress, log: pluginLog, queues, nodeId: id };
   if (redis) runtime.redis = redis;
   // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
   const cacheMemory = runtime.proxyCacheMemory instanceof MemoryCacheStore ? runtime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
   runtime.proxyCacheMemory = cacheMemory;
+  const plugins = await openPlugins(runtime, bundledPlugins);
   const purges = subscribeCachePurges(settings, cacheMemory, log);
   const holder = new ConfigHolder();
   const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder, queues });
@@ -121,10 +113,7 @@ export async function startDataPlaneNode(
       await status?.close();
       await proxy.close(2000);
       await accessLog?.close();
-      await closeFileLogs();
-      await queues.close();
-      await closeHttpLogQueues();
-      await rateLimitingConnections.close();
+      await plugins.close();
       redis?.disconnect();
       purges?.disconnect();
     },

@@ -7,7 +7,7 @@ import {
   SystemResolver,
   type ConfigMessage,
 } from '@gatehouse/data-plane';
-import { closeFileLogs, closeHttpLogQueues, PluginQueues, queueLogger, rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { bundledPlugins, openPlugins, PluginQueues, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import type { Logger } from './logger';
@@ -54,6 +54,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
   const runtime: PluginRuntime = {
     redisPrefix: settings.redisPrefix,
+    syslogAddress: settings.syslogAddress,
     log: pluginLog,
     queues,
     nodeId: id,
@@ -62,6 +63,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     ...(stores.oauth2Tokens ? { oauth2Tokens: stores.oauth2Tokens } : {}),
   };
   if (redis) runtime.redis = redis;
+  const plugins = await openPlugins(runtime, bundledPlugins);
   const accessLog = openAccessLog(settings, log);
   const proxy = await createDataPlaneServer({
     ...(await proxyServerSettings(settings, log)),
@@ -82,10 +84,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     try {
       await proxy.close(graceMs);
       await accessLog?.close();
-      await closeFileLogs();
-      await queues.close();
-      await closeHttpLogQueues();
-      await rateLimitingConnections.close();
+      await plugins.close();
       redis?.disconnect();
     } finally {
       process.exit(0);

@@ -26,6 +26,8 @@ export interface Settings {
   dataDir: string;
   redisUrl: string | null;
   redisPrefix: string;
+  /** where the syslog plugin sends: a unix datagram socket path or `udp://host:port` */
+  syslogAddress: string;
   clusterSecret: string | null;
   enforceRbac: RbacMode;
   adminToken: string | null;
@@ -77,6 +79,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
   { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
   { name: 'GATEHOUSE_REDIS_PREFIX', default: 'gatehouse:', meaning: 'key and channel prefix in Redis' },
+  { name: 'GATEHOUSE_SYSLOG_ADDRESS', default: '/dev/log', meaning: 'where the `syslog` plugin sends its RFC 5424 lines: a unix datagram socket path or `udp://host:port`' },
   { name: 'GATEHOUSE_CLUSTER_SECRET', default: 'generated per process in `all`; required otherwise', meaning: 'HMAC key signing snapshots, at least 32 bytes; the same value on the control plane and every data plane' },
   { name: 'GATEHOUSE_ENFORCE_RBAC', default: 'off', meaning: '`off`, `on` (endpoint permissions), `entity` (entity permissions) or `both`' },
   { name: 'GATEHOUSE_ADMIN_TOKEN', default: 'unset', meaning: 'creates (once) a super-admin RBAC user with this token, so enforcement can be switched on' },
@@ -154,6 +157,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
     redisUrl: blank(env.REDIS_URL),
     redisPrefix: env.GATEHOUSE_REDIS_PREFIX ?? 'gatehouse:',
+    syslogAddress: blank(env.GATEHOUSE_SYSLOG_ADDRESS) ?? '/dev/log',
     clusterSecret: blank(env.GATEHOUSE_CLUSTER_SECRET),
     enforceRbac: oneOf(env.GATEHOUSE_ENFORCE_RBAC, ['off', 'on', 'entity', 'both'] as const, 'off', 'GATEHOUSE_ENFORCE_RBAC'),
     adminToken: blank(env.GATEHOUSE_ADMIN_TOKEN),

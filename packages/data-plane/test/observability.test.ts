@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Snapshot } from '@gatehouse/core';
-import { closeFileLogs, closeHttpLogQueues, definePlugin, findPlugin, PluginQueues, prometheusConfigSchema, type PluginDefinition } from '@gatehouse/plugins';
+import { bundledPlugins, definePlugin, findPlugin, openPlugins, PluginQueues, prometheusConfigSchema, type PluginDefinition, type PluginResources } from '@gatehouse/plugins';
 import {
   makeConsumer,
   makeCredential,
@@ -49,6 +49,7 @@ interface Gateway {
   accessLog: AccessLog | null;
   holder: ConfigHolder;
   queues: PluginQueues;
+  plugins: PluginResources;
 }
 
 async function gateway(snapshot: Snapshot, opts: { headers?: string; accessLog?: string; forwarder?: ForwarderKind } = {}): Promise<Gateway> {
@@ -57,17 +58,19 @@ async function gateway(snapshot: Snapshot, opts: { headers?: string; accessLog?:
   const queues = new PluginQueues({ error: () => {}, warn: () => {}, info: () => {} });
   const metrics = new DataPlaneMetrics({ registry, nodeId: 'node-1', holder, queues });
   const accessLog = opts.accessLog ? new AccessLog(opts.accessLog) : null;
+  const runtime = { log: quietLog, queues };
+  const plugins = await openPlugins(runtime, bundledPlugins);
   const dp = await createDataPlaneServer({
     holder,
     listen: { host: '127.0.0.1', port: 0 },
     forwarder: opts.forwarder,
     log: quietLog,
-    runtime: { log: quietLog, queues },
+    runtime,
     headers: parseGatewayHeaders(opts.headers ?? 'server_tokens, latency_tokens, X-Kong-Request-Id', 'gatehouse/test'),
     accessLog,
     metrics,
   });
-  return { dp, registry, metrics, accessLog, holder, queues };
+  return { dp, registry, metrics, accessLog, holder, queues, plugins };
 }
 
 interface Scrape {
@@ -454,9 +457,7 @@ describe('logging plugins: correlation-id, file-log, http-log', () => {
 
   afterAll(async () => {
     await gw.dp.close();
-    await gw.queues.close();
-    await closeHttpLogQueues();
-    await closeFileLogs();
+    await gw.plugins.close();
     await collector.close();
     await echo.close();
     rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { Consumer, Plugin, Route, Service, Snapshot } from '@gatehouse/core';
-import { rateLimitingConnections, type PluginRuntime } from '@gatehouse/plugins';
+import { bundledPlugins, openPlugins, type PluginRuntime } from '@gatehouse/plugins';
 import {
   deleteRedisPrefix,
   makeConsumer,
@@ -32,15 +32,21 @@ interface Gateway {
 
 async function startGateway(options: { runtime?: PluginRuntime; trustedIps?: string[]; forwarder?: ForwarderKind } = {}): Promise<Gateway> {
   const holder = new ConfigHolder();
+  const runtime: PluginRuntime = { log: quietLog, ...options.runtime };
+  const plugins = await openPlugins(runtime, bundledPlugins);
   const dp = await createDataPlaneServer({
     holder,
     listen: { host: '127.0.0.1', port: 0 },
     log: quietLog,
-    runtime: { log: quietLog, ...options.runtime },
+    runtime,
     trustedIps: options.trustedIps,
     forwarder: options.forwarder,
   });
-  return { dp, send: (path, o) => send(dp.port, path, o), load: (s) => void holder.swap(compile(s)), close: () => dp.close() };
+  return { dp, send: (path, o) => send(dp.port, path, o), load: (s) => void holder.swap(compile(s)), close: async () => {
+      await dp.close();
+      await plugins.close();
+    },
+  };
 }
 
 /** A client of its own on a Redis, connected before it is handed to a data plane. */
@@ -86,7 +92,6 @@ describe('rate-limiting through the proxy', () => {
   });
 
   afterAll(async () => {
-    rateLimitingConnections.close();
     await echo.close();
   });
 

@@ -27,6 +27,12 @@ import { aiPromptGuard } from './ai-prompt-guard';
 import { aiPromptTemplate } from './ai-prompt-template';
 import { aiRequestTransformer } from './ai-request-transformer';
 import { aiResponseTransformer } from './ai-response-transformer';
+import { tcpLog } from './tcp-log';
+import { udpLog } from './udp-log';
+import { syslog } from './syslog';
+import { loggly } from './loggly';
+import { statsd } from './statsd';
+import { datadog } from './datadog';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -58,6 +64,12 @@ export const bundledPlugins: PluginDefinition[] = [
   aiPromptTemplate as PluginDefinition,
   aiRequestTransformer as PluginDefinition,
   aiResponseTransformer as PluginDefinition,
+  tcpLog as PluginDefinition,
+  udpLog as PluginDefinition,
+  syslog as PluginDefinition,
+  loggly as PluginDefinition,
+  statsd as PluginDefinition,
+  datadog as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

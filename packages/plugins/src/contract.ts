@@ -244,6 +244,8 @@ export interface PluginRuntime {
    * process; plugins reach them through `queuesFor(runtime)`
    */
   queues?: PluginQueues;
+  /** where the `syslog` plugin sends: a unix datagram socket's path (`/dev/log` when absent) or `udp://host:port` */
+  syslogAddress?: string;
 }
 
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
@@ -313,6 +315,11 @@ export interface CredentialEntity extends EntityDefinition {
   prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null, options?: PrepareOptions) => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
+/** What a plugin opened for one data-plane node (connections, files, stores); the node closes it when it stops. */
+export interface PluginResources {
+  close(): void | Promise<void>;
+}
+
 export interface PluginDefinition<Config = unknown, Index = unknown> {
   /** Kong's plugin name */
   name: string;
@@ -352,6 +359,12 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * keep their objects across updates (their fields change in place).
    */
   updateIndex?: (index: Index, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined) => boolean;
+  /**
+   * opens what the plugin keeps for one data-plane node (Redis connections, log writers, stores), given the node's
+   * runtime; the node calls it once when it starts (`openPlugins`) and closes the result when it stops. Hooks find it
+   * again through `ctx.runtime` (see `runtimeState`).
+   */
+  init?: (runtime: PluginRuntime) => PluginResources | Promise<PluginResources>;
   /** auth plugins: try to authenticate; never decide AND/OR themselves */
   authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { findPlugin } from './bundled';
 import { trackerId } from './correlation-id/generators';
-import { fakeContext } from './shared/fake-context';
+import { fakeContext } from '../test/support/fake-context';
 import { serializeExchange } from './shared/log-serializer';
 import type { ExchangeSummary } from './contract';
 

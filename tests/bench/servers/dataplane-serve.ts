@@ -2,7 +2,7 @@
 // FORWARDER=undici (default) or http-proxy selects the forwarding engine.
 import type { Plugin, SnapshotConfig } from '@gatehouse/core';
 import { compile, ConfigHolder, createDataPlaneServer, type ForwarderKind } from '@gatehouse/data-plane';
-import type { PluginRuntime } from '@gatehouse/plugins';
+import { bundledPlugins, openPlugins, type PluginRuntime } from '@gatehouse/plugins';
 import { makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
 
 export interface BenchGateway {
@@ -35,15 +35,18 @@ export async function serveGateway(setup: BenchGateway): Promise<void> {
     targets: setup.targets ?? [],
   });
   const quiet = { error: () => undefined, warn: () => undefined };
+  const runtime: PluginRuntime = { log: quiet, ...setup.runtime };
+  const plugins = await openPlugins(runtime, bundledPlugins);
   const server = await createDataPlaneServer({
     holder: new ConfigHolder(compile(snapshot)),
     listen: { host: '127.0.0.1', port: Number(process.env.PORT ?? 0) },
     forwarder: (process.env.FORWARDER as ForwarderKind | undefined) ?? 'undici',
-    runtime: { log: quiet, ...setup.runtime },
+    runtime,
     log: quiet,
   });
   const stop = async () => {
     await server.close();
+    await plugins.close();
     await setup.cleanup?.();
     process.exit(0);
   };

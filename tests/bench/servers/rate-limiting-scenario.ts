@@ -3,7 +3,6 @@
 // enough that every request is counted and let through. The redis policy uses REDIS_URL (default the local Redis)
 // under a key prefix of its own, removed when the script stops.
 import { Redis } from 'ioredis';
-import { rateLimitingConnections } from '@gatehouse/plugins';
 import { deleteRedisPrefix, makeConsumer, makeCredential, makePlugin, uniqueRedisPrefix } from '@gatehouse/testkit';
 import { serveGateway } from './dataplane-serve';
 
@@ -24,7 +23,6 @@ export async function serveKeyAuthRateLimiting(policy: 'local' | 'redis'): Promi
     ],
     runtime: redis ? { redis, redisPrefix: prefix } : {},
     cleanup: async () => {
-      rateLimitingConnections.close();
       if (redis) {
         redis.disconnect();
         await deleteRedisPrefix(redisUrl, prefix);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AppliedChange } from '@gatehouse/core';
-import { BROKEN_UPDATES, firstDivergence, sortedEntries, type CredentialKind, type IndexUnderTest } from '../shared/random-credential-deltas';
+import { BROKEN_UPDATES, firstDivergence, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
 import { ACL_INDEX_SECTIONS, buildAclIndex, updateAclIndex, type AclIndex } from './group-index';
 
 const kind: CredentialKind = { entity: 'acls', nameField: null, fields: (random) => ({ group: `g${Math.floor(random() * 4)}` }) };

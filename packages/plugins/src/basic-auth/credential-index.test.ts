@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigState, emptyConfig, type AppliedChange, type ConfigRow, type SnapshotConfig } from '@gatehouse/core';
-import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../shared/random-credential-deltas';
+import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
 import { BASIC_AUTH_INDEX_SECTIONS, buildBasicAuthIndex, updateBasicAuthIndex, type BasicAuthIndex } from './credential-index';
 import { VerifiedCredentialCache } from './verified-cache';
 

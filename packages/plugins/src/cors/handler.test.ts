@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { fakeContext } from '../shared/fake-context';
+import { fakeContext } from '../../test/support/fake-context';
 import type { UpstreamResponse } from '../contract';
 import { corsAccess, corsResponse, normalizeOrigin } from './handler';
 import { cors } from './index';

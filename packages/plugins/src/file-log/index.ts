@@ -1,27 +1,35 @@
-import { definePlugin } from '../contract';
+import { definePlugin, type PluginLogger } from '../contract';
 import { AppendLog } from '../shared/append-log';
 import { serializeExchange } from '../shared/log-serializer';
+import { runtimeState } from '../shared/runtime-state';
 import { fileLogConfigSchema, type FileLogConfig } from './schema';
 
-/** One writer per file (and reopen mode) in the process, shared by every configuration naming it. */
-const writers = new Map<string, AppendLog>();
+/** One writer per file (and reopen mode) on a data-plane node, shared by every configuration naming it. */
+class FileLogWriters {
+  private readonly writers = new Map<string, AppendLog>();
 
-export function fileLogWriter(config: FileLogConfig, onError?: (err: Error) => void): AppendLog {
-  const key = `${config.reopen ? 'r' : 'k'}|${config.path}`;
-  let writer = writers.get(key);
-  if (writer === undefined) {
-    writer = new AppendLog(config.path, { reopenEachBatch: config.reopen, onError });
-    writers.set(key, writer);
+  constructor(private readonly log: PluginLogger | undefined) {}
+
+  writerFor(config: FileLogConfig): AppendLog {
+    const key = `${config.reopen ? 'r' : 'k'}|${config.path}`;
+    let writer = this.writers.get(key);
+    if (writer === undefined) {
+      const log = this.log;
+      writer = new AppendLog(config.path, { reopenEachBatch: config.reopen, onError: (err) => log?.error('file-log: cannot write', { path: config.path, error: err.message }) });
+      this.writers.set(key, writer);
+    }
+    return writer;
   }
-  return writer;
+
+  /** writes what is buffered and closes every file */
+  async close(): Promise<void> {
+    const all = [...this.writers.values()];
+    this.writers.clear();
+    await Promise.all(all.map((w) => w.close()));
+  }
 }
 
-/** Closes every file-log file (process shutdown, tests). */
-export async function closeFileLogs(): Promise<void> {
-  const all = [...writers.values()];
-  writers.clear();
-  await Promise.all(all.map((w) => w.close()));
-}
+const fileLogWriters = runtimeState((runtime) => new FileLogWriters(runtime.log));
 
 /**
  * Kong's file-log: one JSON line per request (Kong's log serializer shape) appended to `path`. Writes are buffered
@@ -35,8 +43,8 @@ export const fileLog = definePlugin<FileLogConfig, unknown>({
   configSchema: fileLogConfigSchema,
   auth: false,
   noConsumer: false,
+  init: fileLogWriters.init,
   log: (ctx, config, summary) => {
-    const log = ctx.runtime.log;
-    fileLogWriter(config, (err) => log?.error('file-log: cannot write', { path: config.path, error: err.message })).write(JSON.stringify(serializeExchange(summary)));
+    fileLogWriters.of(ctx.runtime).writerFor(config).write(JSON.stringify(serializeExchange(summary)));
   },
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AppliedChange, ConfigRow } from '@gatehouse/core';
-import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../shared/random-credential-deltas';
+import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
 import { buildHmacAuthIndex, HMAC_AUTH_INDEX_SECTIONS, updateHmacAuthIndex, type HmacAuthIndex } from './credential-index';
 
 const kind: CredentialKind = { entity: 'hmacauth_credentials', nameField: 'username', fields: (_random, n) => ({ secret: `secret-${n}` }) };

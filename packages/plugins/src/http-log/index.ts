@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { Agent } from 'undici';
 import { definePlugin } from '../contract';
 import { serializeExchange, type SerializedExchange } from '../shared/log-serializer';
 import type { BatchHandler } from '../shared/queue';
-import { pluginQueueConfig } from '../shared/queue-schema';
+import { perConfig } from '../shared/per-config';
+import { queueConfigOf } from '../shared/queue-schema';
 import { queuesFor } from '../shared/runtime-queues';
+import { runtimeState } from '../shared/runtime-state';
 import { httpLogAgent, postPayload } from './sender';
 import { httpLogConfigSchema, type HttpLogConfig } from './schema';
 
@@ -11,34 +14,46 @@ import { httpLogConfigSchema, type HttpLogConfig } from './schema';
  * Kong names an http-log queue after the fields that decide where and how entries are sent, so configurations that
  * agree on them share one queue and one connection pool (and the latest configuration's headers are the ones sent).
  */
-function queueName(config: HttpLogConfig): string {
-  return [config.http_endpoint, config.method, config.content_type, config.timeout, config.keepalive, config.retry_count].join(':');
+const queueName = perConfig((config: HttpLogConfig): string =>
+  [endpointForName(config.http_endpoint), config.method, config.content_type, config.timeout, config.keepalive, config.retry_count].join(':'),
+);
+
+/** The endpoint as queue names (and so log lines) show it: a password in the URL is replaced by a digest of it. */
+function endpointForName(endpoint: string): string {
+  const url = new URL(endpoint);
+  if (url.password === '') return endpoint;
+  url.password = `sha256-${createHash('sha256').update(url.password).digest('hex').slice(0, 16)}`;
+  return url.toString();
 }
 
-const agents = new Map<string, Agent>();
-const handlers = new WeakMap<HttpLogConfig, BatchHandler<SerializedExchange>>();
+/** The connection pools of one data-plane node, one per queue name, and each configuration's batch handler. */
+class HttpLogSenders {
+  private readonly agents = new Map<string, Agent>();
+  private readonly handlers = new WeakMap<HttpLogConfig, BatchHandler<SerializedExchange>>();
 
-function handlerFor(name: string, config: HttpLogConfig): BatchHandler<SerializedExchange> {
-  let handler = handlers.get(config);
-  if (handler === undefined) {
-    // Kong sends a JSON array when batches may hold more than one entry, a single object otherwise
-    const batched = config.queue.max_batch_size > 1;
-    handler = (batch) => {
-      let agent = agents.get(name);
-      if (agent === undefined) agents.set(name, (agent = httpLogAgent(config)));
-      return postPayload(agent, config, JSON.stringify(batched ? batch : batch[0]));
-    };
-    handlers.set(config, handler);
+  handlerFor(name: string, config: HttpLogConfig): BatchHandler<SerializedExchange> {
+    let handler = this.handlers.get(config);
+    if (handler === undefined) {
+      // Kong sends a JSON array when batches may hold more than one entry, a single object otherwise
+      const batched = config.queue.max_batch_size > 1;
+      handler = (batch) => {
+        let agent = this.agents.get(name);
+        if (agent === undefined) this.agents.set(name, (agent = httpLogAgent(config)));
+        return postPayload(agent, config, JSON.stringify(batched ? batch : batch[0]));
+      };
+      this.handlers.set(config, handler);
+    }
+    return handler;
   }
-  return handler;
+
+  async close(): Promise<void> {
+    const all = [...this.agents.values()];
+    this.agents.clear();
+    await Promise.all(all.map((a) => a.close().catch(() => {})));
+  }
 }
 
-/** Closes the connection pools (shutdown, tests); the queues are closed by their owner. */
-export async function closeHttpLogQueues(): Promise<void> {
-  const all = [...agents.values()];
-  agents.clear();
-  await Promise.all(all.map((a) => a.close().catch(() => {})));
-}
+const senders = runtimeState(() => new HttpLogSenders());
 
 /**
  * Kong's http-log: each finished exchange, serialised as Kong's log serializer does, goes through the shared plugin
@@ -51,11 +66,12 @@ export const httpLog = definePlugin<HttpLogConfig, unknown>({
   configSchema: httpLogConfigSchema,
   auth: false,
   noConsumer: false,
+  init: senders.init,
   log: (ctx, config, summary) => {
     const pluginId = ctx.pluginId ?? 'http-log';
     const name = queueName(config);
     queuesFor(ctx.runtime).enqueue(
-      { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: pluginQueueConfig(config.queue, config), handler: handlerFor(name, config) },
+      { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler: senders.of(ctx.runtime).handlerFor(name, config) },
       serializeExchange(summary),
     );
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { fakeContext } from '../shared/fake-context';
+import { fakeContext } from '../../test/support/fake-context';
 import { AddressSet, addressBytes, parseCidr } from './address-trie';
 import { ipRestrictionAccess } from './handler';
 import { ipRestriction } from './index';

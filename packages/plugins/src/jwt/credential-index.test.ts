@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AppliedChange, ConfigRow } from '@gatehouse/core';
-import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../shared/random-credential-deltas';
+import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
 import { buildJwtIndex, JWT_INDEX_SECTIONS, updateJwtIndex, type JwtIndex } from './credential-index';
 
 const ALGORITHMS = ['HS256', 'HS384', 'RS256', 'not-an-algorithm'];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AppliedChange, ConfigRow } from '@gatehouse/core';
-import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../shared/random-credential-deltas';
+import { BROKEN_UPDATES, firstDivergence, outcomeOf, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
 import { buildOAuth2Index, OAUTH2_INDEX_SECTIONS, updateOAuth2Index, type OAuth2Client, type OAuth2Index } from './credential-index';
 
 const kind: CredentialKind = {

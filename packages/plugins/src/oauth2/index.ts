@@ -4,7 +4,7 @@ import { serveAuthorize } from './authorize-endpoint';
 import { OAUTH2_INDEX_SECTIONS, buildOAuth2Index, updateOAuth2Index, type OAuth2Index } from './credential-index';
 import { oauth2Credentials } from './entities';
 import { endpointResponse } from './grants';
-import { tokenStoreOf } from './runtime-store';
+import { oauth2Stores, tokenStoreOf } from './runtime-store';
 import { checkOAuth2Config, oauth2ConfigSchema, type OAuth2Config } from './schema';
 import { serveToken } from './token-endpoint';
 
@@ -40,6 +40,7 @@ export const oauth2 = definePlugin<OAuth2Config, OAuth2Index>({
   auth: true,
   noConsumer: true,
   entities: [oauth2Credentials],
+  init: oauth2Stores.init,
   checkConfig: checkOAuth2Config,
   compile: buildOAuth2Index,
   indexSections: OAUTH2_INDEX_SECTIONS,

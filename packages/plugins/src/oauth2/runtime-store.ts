@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { PluginRuntime } from '../contract';
 import { purgeClearTokens, RedisTokenStore } from './redis-token-store';
 import type { TokenStore } from './token-store';
+import { runtimeState } from '../shared/runtime-state';
 
 /** The key prefix of oauth2's entries under the deployment's Redis prefix (`gatehouse:` → `gatehouse:oauth2:`). */
 export function oauth2RedisPrefix(redisPrefix = ''): string {
@@ -18,7 +19,16 @@ export function purgeClearOAuth2Tokens(redis: Redis, redisPrefix = ''): Promise<
   return purgeClearTokens(redis, oauth2RedisPrefix(redisPrefix));
 }
 
-const fromRedis = new WeakMap<Redis, Map<string, TokenStore>>();
+/** The store over a data-plane node's Redis, opened on first use and let go when the node stops. */
+export const oauth2Stores = runtimeState((runtime) => {
+  let store: TokenStore | null = null;
+  return {
+    overRedis: (redis: Redis) => (store ??= redisTokenStore(redis, runtime.redisPrefix ?? '')),
+    close: () => {
+      store = null;
+    },
+  };
+});
 
 /**
  * The store a data plane gives oauth2: `runtime.oauth2Tokens`, else one over the data plane's Redis connection
@@ -29,10 +39,5 @@ export function tokenStoreOf(runtime: PluginRuntime): TokenStore {
   if (runtime.oauth2Tokens) return runtime.oauth2Tokens;
   const redis = runtime.redis;
   if (!redis) throw new Error('oauth2 has no token store: give the data plane runtime.oauth2Tokens or runtime.redis');
-  const prefix = runtime.redisPrefix ?? '';
-  let byPrefix = fromRedis.get(redis);
-  if (!byPrefix) fromRedis.set(redis, (byPrefix = new Map()));
-  let store = byPrefix.get(prefix);
-  if (!store) byPrefix.set(prefix, (store = redisTokenStore(redis, prefix)));
-  return store;
+  return oauth2Stores.of(runtime).overRedis(redis);
 }

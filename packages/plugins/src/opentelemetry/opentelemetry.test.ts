@@ -1,7 +1,7 @@
 import { checkWith } from '@gatehouse/core';
 import { startOtlpCollector, type OtlpCollector } from '@gatehouse/testkit';
 import type { PluginContext } from '../contract';
-import { fakeContext, fakeSummary } from '../shared/fake-context';
+import { fakeContext, fakeSummary } from '../../test/support/fake-context';
 import { RequestSpans, SpanKind, parseTracingInstrumentations } from '../shared/tracing/request-spans';
 import { closeOpenTelemetryExporters, openTelemetry } from './index';
 import { checkOpenTelemetryConfig, openTelemetryConfigSchema, type OpenTelemetryConfig } from './schema';

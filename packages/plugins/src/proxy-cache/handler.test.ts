@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import type { Consumer, Route } from '@gatehouse/core';
 import type { PluginResponse, PluginRuntime } from '../contract';
-import { fakeContext, fakeResponse, type FakeRequest } from '../shared/fake-context';
+import { fakeContext, fakeResponse, type FakeRequest } from '../../test/support/fake-context';
 import { cacheKey } from './cache-key';
 import { contentTypeMatches, proxyCacheAccess, proxyCacheResponse } from './handler';
 import { proxyCache } from './index';

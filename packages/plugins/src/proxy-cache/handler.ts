@@ -1,5 +1,7 @@
+import type { Redis } from 'ioredis';
 import type { PluginContext, PluginResponse, UpstreamResponse } from '../contract';
 import { perConfig } from '../shared/per-config';
+import { runtimeState } from '../shared/runtime-state';
 import { cacheKey } from './cache-key';
 import { parseCacheControl, seconds } from './cache-control';
 import type { ProxyCacheConfig } from './schema';
@@ -32,23 +34,28 @@ const preparedOf = perConfig(
   }),
 );
 
-const memoryStores = new WeakMap<object, MemoryCacheStore>();
-const redisStores = new WeakMap<object, RedisCacheStore>();
+/** The stores of one data-plane node: its memory cache when the node gives none, and the store over its Redis. */
+export const proxyCacheStores = runtimeState((runtime) => {
+  let memory: MemoryCacheStore | null = null;
+  let redis: RedisCacheStore | null = null;
+  return {
+    memory: () => (memory ??= new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES)),
+    redis: (client: Redis) => (redis ??= new RedisCacheStore(client, runtime.redisPrefix ?? '')),
+    close: () => {
+      memory = null;
+      redis = null;
+    },
+  };
+});
 
 /** The store a configuration uses on this data plane; null when `redis` is chosen and the data plane has no Redis. */
 export function storeOf(ctx: PluginContext, config: ProxyCacheConfig): CacheStore | null {
   const runtime = ctx.runtime;
   if (config.strategy === 'memory') {
-    if (runtime.proxyCacheMemory !== undefined) return runtime.proxyCacheMemory;
-    let store = memoryStores.get(runtime);
-    if (store === undefined) memoryStores.set(runtime, (store = new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES)));
-    return store;
+    return runtime.proxyCacheMemory ?? proxyCacheStores.of(runtime).memory();
   }
   const redis = runtime.redis;
-  if (redis === undefined) return null;
-  let store = redisStores.get(redis);
-  if (store === undefined) redisStores.set(redis, (store = new RedisCacheStore(redis, runtime.redisPrefix ?? '')));
-  return store;
+  return redis === undefined ? null : proxyCacheStores.of(runtime).redis(redis);
 }
 
 function header(value: string | string[] | undefined): string | undefined {

@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { proxyCacheAccess, proxyCacheResponse } from './handler';
+import { proxyCacheAccess, proxyCacheResponse, proxyCacheStores } from './handler';
 import { proxyCacheConfigSchema, type ProxyCacheConfig } from './schema';
 
 /** Caches upstream responses: `memory` (per data plane, LRU bounded by bytes) or `redis` (shared by every data plane). */
@@ -10,6 +10,7 @@ export const proxyCache = definePlugin<ProxyCacheConfig, unknown>({
   configSchema: proxyCacheConfigSchema,
   auth: false,
   noConsumer: false,
+  init: proxyCacheStores.init,
   access: proxyCacheAccess,
   response: proxyCacheResponse,
 });

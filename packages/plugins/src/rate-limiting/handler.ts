@@ -8,6 +8,7 @@ import { RATE_LIMIT_PERIODS, type RateLimitingConfig, type RateLimitPeriod } fro
 import type { PeriodLimit, Tally } from './tally';
 import { currentWindow, secondsToReset } from './windows';
 import { perConfig } from '../shared/per-config';
+import { runtimeState } from '../shared/runtime-state';
 
 const UNEXPECTED_ERROR: PluginResponse = Object.freeze({ status: 500, body: Object.freeze({ message: 'An unexpected error occurred' }) });
 
@@ -175,8 +176,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimitin
   };
 }
 
-/** The connections the bundled plugin opens for configs with their own `config.redis.host`. */
-export const rateLimitingConnections = new RedisConnections();
-
-/** The bundled plugin's hook: process-wide local counters, Date.now. */
-export const rateLimitingAccess = createRateLimiter({ connections: rateLimitingConnections });
+/**
+ * What the bundled plugin keeps per data-plane node: the `local` counters (when the node has no shared ones), the
+ * connections of configs with their own `config.redis.host`, and the hook using them (Date.now).
+ */
+export const rateLimitingState = runtimeState(() => {
+  const connections = new RedisConnections();
+  const access = createRateLimiter({ connections });
+  return { access, close: () => connections.close() };
+});

@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { rateLimitingAccess } from './handler';
+import { rateLimitingState } from './handler';
 import { checkRateLimitingConfig, rateLimitingConfigSchema, rateLimitingShorthands, type RateLimitingConfig } from './schema';
 
 /** Limits requests per second … year; runs after authentication and may be scoped to a consumer (the anonymous one included). */
@@ -12,5 +12,6 @@ export const rateLimiting = definePlugin<RateLimitingConfig, unknown>({
   noConsumer: false,
   checkConfig: checkRateLimitingConfig,
   shorthandFields: rateLimitingShorthands,
-  access: rateLimitingAccess,
+  init: rateLimitingState.init,
+  access: (ctx, config) => rateLimitingState.of(ctx.runtime).access(ctx, config),
 });

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import { RequestRefused } from '../contract';
-import { fakeContext } from '../shared/fake-context';
+import { fakeContext } from '../../test/support/fake-context';
 import { requestSizeLimitingAccess } from './handler';
 import { requestSizeLimiting } from './index';
 import { requestSizeLimitingConfigSchema } from './schema';

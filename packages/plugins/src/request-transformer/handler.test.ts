@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { fakeContext, type FakeRequest } from '../shared/fake-context';
+import { fakeContext, type FakeRequest } from '../../test/support/fake-context';
 import { requestTransformerAccess } from './handler';
 import { requestTransformer } from './index';
 import { requestTransformerConfigSchema } from './schema';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { fakeContext, fakeResponse } from '../shared/fake-context';
+import { fakeContext, fakeResponse } from '../../test/support/fake-context';
 import { responseTransformerResponse, typedValue } from './handler';
 import { responseTransformer } from './index';
 import { responseTransformerConfigSchema } from './schema';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { perConfig } from './per-config';
 
 /**
  * Kong 3.x plugin queue settings (`kong.tools.queue_schema`), with its defaults and bounds. A plugin whose Kong schema
@@ -74,3 +75,6 @@ export function pluginQueueConfig(queue: QueueConfig, legacy: LegacyQueueFields 
   if (legacy.batch_flush_delay != null && legacy.batch_flush_delay !== 3) out.max_coalescing_delay = legacy.batch_flush_delay;
   return out;
 }
+
+/** `pluginQueueConfig` of a plugin config, built once per config object (one per snapshot). */
+export const queueConfigOf = perConfig((config: { queue: QueueConfig } & LegacyQueueFields): QueueConfig => pluginQueueConfig(config.queue, config));

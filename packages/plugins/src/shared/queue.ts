@@ -236,6 +236,8 @@ export class BatchQueue<T> {
 export class PluginQueues {
   private readonly live = new Map<string, BatchQueue<unknown>>();
   private readonly finished = new Map<string, QueueStats>();
+  /** queue settings as part of a queue's key, once per settings object */
+  private readonly settingsKeys = new WeakMap<QueueConfig, string>();
   private closed = false;
 
   constructor(private readonly log: QueueLogger) {}
@@ -243,7 +245,9 @@ export class PluginQueues {
   /** queues `entry` on the queue `spec` names, creating it on first use; false when the entry was refused */
   enqueue<T>(spec: QueueSpec<T>, entry: T): boolean {
     if (this.closed) return false;
-    const key = `${spec.name}\u0000${JSON.stringify(spec.config)}`;
+    let settings = this.settingsKeys.get(spec.config);
+    if (settings === undefined) this.settingsKeys.set(spec.config, (settings = JSON.stringify(spec.config)));
+    const key = `${spec.name}\u0000${settings}`;
     // entries of one key always come with a handler of the same entry type: the key names what the handler does
     const handler = spec.handler as BatchHandler<unknown>;
     let queue = this.live.get(key);
@@ -271,9 +275,15 @@ export class PluginQueues {
     return [...out.values()];
   }
 
-  /** hands what is waiting to the handlers once (no more retries) and refuses new entries */
-  async close(): Promise<void> {
+  /**
+   * hands what is waiting to the handlers once (no more retries) and refuses new entries; resolves when that is done,
+   * or after `graceMs` when a handler is still busy (its entries are then lost with the process)
+   */
+  async close(graceMs = 2000): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.live.values()].map((q) => q.close()));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([Promise.all([...this.live.values()].map((q) => q.close())), grace]);
+    clearTimeout(timer);
   }
 }

@@ -11,11 +11,8 @@ export function queueLogger(log: PluginLogger | undefined): QueueLogger {
   return { error: write('error'), warn: write('warn'), info: write('info') };
 }
 
-let processQueues: PluginQueues | null = null;
-
-/** The node's plugin queues (`runtime.queues`); a runtime without them (unit tests) shares one for the process. */
+/** The node's plugin queues (`runtime.queues`, set by `openPlugins`); a runtime no node opened gets them on first use. */
 export function queuesFor(runtime: PluginRuntime): PluginQueues {
-  if (runtime.queues !== undefined) return runtime.queues;
-  processQueues ??= new PluginQueues(queueLogger(runtime.log));
-  return processQueues;
+  runtime.queues ??= new PluginQueues(queueLogger(runtime.log));
+  return runtime.queues;
 }

@@ -1,6 +1,6 @@
 import { checkWith } from '@gatehouse/core';
 import { startLogCollector, type LogCollector } from '@gatehouse/testkit';
-import { fakeContext, fakeSummary } from '../shared/fake-context';
+import { fakeContext, fakeSummary } from '../../test/support/fake-context';
 import { closeZipkinExporters, zipkin } from './index';
 import { zipkinConfigSchema } from './schema';
 import { parseTagsHeader } from './span';

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Consumer, Route } from '@gatehouse/core';
-import type { ExchangeSummary, PluginContext, PluginRuntime, UpstreamResponse } from '../contract';
+import type { ExchangeSummary, PluginContext, PluginRuntime, UpstreamResponse } from '../../src/contract';
 
 /** What a fake request context recorded: the upstream changes and the client response headers plugins made. */
 export interface Recorded {

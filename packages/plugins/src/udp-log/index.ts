@@ -1,0 +1,25 @@
+import { definePlugin } from '../contract';
+import { logEntry } from '../shared/log-entry';
+import { runtimeState } from '../shared/runtime-state';
+import { UdpSender } from '../shared/udp-sender';
+import { udpLogConfigSchema, type UdpLogConfig } from './schema';
+
+const senders = runtimeState(() => new UdpSender());
+
+/** Kong's udp-log: each finished exchange, as Kong's log serializer shapes it, is sent as one JSON datagram to `host:port`. */
+export const udpLog = definePlugin<UdpLogConfig, unknown>({
+  name: 'udp-log',
+  priority: 8,
+  version: '3.9.0',
+  configSchema: udpLogConfigSchema,
+  auth: false,
+  noConsumer: false,
+  init: senders.init,
+  log: async (ctx, config, summary) => {
+    try {
+      await senders.of(ctx.runtime).send(config.host, config.port, JSON.stringify(logEntry(summary, config)), config.timeout);
+    } catch (err) {
+      ctx.runtime.log?.error(`udp-log: could not send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
+    }
+  },
+});
