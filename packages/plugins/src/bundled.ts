@@ -19,6 +19,8 @@ import { prometheus } from './prometheus';
 import { correlationId } from './correlation-id';
 import { fileLog } from './file-log';
 import { httpLog } from './http-log';
+import { preFunction } from './pre-function';
+import { postFunction } from './post-function';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -42,6 +44,8 @@ export const bundledPlugins: PluginDefinition[] = [
   correlationId as PluginDefinition,
   fileLog as PluginDefinition,
   httpLog as PluginDefinition,
+  preFunction as PluginDefinition,
+  postFunction as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));
