@@ -32,8 +32,8 @@ export class LuaSandbox {
   }
 
   /** Compiles `source` (throws `LuaSyntaxError` with Lua's message); the same text compiles once. */
-  compile(source: string): LuaChunk {
-    return this.vm.compile(source);
+  compile(source: string, chunkName?: string): LuaChunk {
+    return this.vm.compile(source, chunkName);
   }
 
   syntaxError(source: string): string | null {

@@ -145,9 +145,17 @@ export class LuaVm {
     this.chunks.set(source, value);
   }
 
-  /** Pushes `helpers[name](...args)`'s single result onto the stack (no budget: the helpers are the sandbox's own). */
+  private startBudget(): void {
+    this.steps = 0;
+    this.overrun = null;
+    this.deadline = Date.now() + this.budget.milliseconds;
+    this.heapLimit = heapInUse() + this.budget.memoryBytes;
+  }
+
+  /** Pushes `helpers[name](...args)`'s single result onto the stack (the helpers are the sandbox's own code). */
   private callHelper(name: string, args: unknown[]): void {
     const L = this.L;
+    this.startBudget();
     lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.helpers);
     lua.lua_getfield(L, -1, to_luastring(name));
     lua.lua_remove(L, -2);
@@ -176,10 +184,7 @@ export class LuaVm {
   private runRef<T>(ref: number, args: readonly unknown[], read: (L: LuaState) => T): T {
     const L = this.L;
     const top = lua.lua_gettop(L);
-    this.steps = 0;
-    this.overrun = null;
-    this.deadline = Date.now() + this.budget.milliseconds;
-    this.heapLimit = heapInUse() + this.budget.memoryBytes;
+    this.startBudget();
     try {
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
       for (const arg of args) pushValue(L, arg);
