@@ -1,5 +1,6 @@
 import { definePlugin } from '../contract';
 import { AppendLog } from '../shared/append-log';
+import { customFieldValues } from '../shared/custom-fields';
 import { serializeExchange } from '../shared/log-serializer';
 import { fileLogConfigSchema, type FileLogConfig } from './schema';
 
@@ -37,6 +38,6 @@ export const fileLog = definePlugin<FileLogConfig, unknown>({
   noConsumer: false,
   log: (ctx, config, summary) => {
     const log = ctx.runtime.log;
-    fileLogWriter(config, (err) => log?.error('file-log: cannot write', { path: config.path, error: err.message })).write(JSON.stringify(serializeExchange(summary)));
+    fileLogWriter(config, (err) => log?.error('file-log: cannot write', { path: config.path, error: err.message })).write(JSON.stringify(serializeExchange(summary, customFieldValues(ctx, config.custom_fields_by_lua, summary, 'file-log'))));
   },
 });

@@ -1,4 +1,5 @@
 import { definePlugin, type PluginLogger } from '../contract';
+import { customFieldValues } from '../shared/custom-fields';
 import { serializeExchange, type SerializedExchange } from '../shared/log-serializer';
 import { BatchQueue, type QueueStats } from './queue';
 import { HttpLogSender } from './sender';
@@ -75,6 +76,7 @@ export const httpLog = definePlugin<HttpLogConfig, unknown>({
   auth: false,
   noConsumer: false,
   log: (ctx, config, summary) => {
-    queueFor(ctx.pluginId ?? 'http-log', config, ctx.runtime.log ?? consoleLog).queue.add(serializeExchange(summary));
+    const custom = customFieldValues(ctx, config.custom_fields_by_lua, summary, 'http-log');
+    queueFor(ctx.pluginId ?? 'http-log', config, ctx.runtime.log ?? consoleLog).queue.add(serializeExchange(summary, custom));
   },
 });
