@@ -18,10 +18,6 @@ function stderrLog(): PluginLogger {
   return { error: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'error', message, ...detail })}\n`) };
 }
 
-function snippets(config: ServerlessConfig, phase: PdkPhase): string[] {
-  return phase === 'certificate' ? [] : config[phase];
-}
-
 function runPhase(name: string, phase: PdkPhase, sources: readonly string[], ex: PdkExchange): PluginResponse | null {
   const sandbox = luaSandbox();
   for (const source of sources) {
