@@ -52,7 +52,8 @@ function luaString(text: string): string {
 /** The Lua chunk a template compiles to: it takes the environment and returns the rendered text. */
 export function templateChunkSource(template: string): string {
   const parts = pieces(template).map((piece) => ('literal' in piece ? luaString(piece.literal) : `__ts((${piece.expr}) or '')`));
-  return `local __ts, __cc = tostring, table.concat\nlocal _ENV = ...\nreturn __cc({ ${parts.join(', ')} })`;
+  // one line, so Lua's messages name line 1 as Penlight's do
+  return `local __ts, __cc = tostring, table.concat local _ENV = ... return __cc({ ${parts.join(', ')} })`;
 }
 
 export class TemplateError extends Error {}
