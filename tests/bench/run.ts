@@ -14,6 +14,7 @@ import { measureDeclarative, printDeclarative } from './declarative';
 import { measureConfigBounds, printConfigBounds } from './admin-config-bounds';
 import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
+import { benchLua } from './lua';
 import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
 import { measureObservability } from './observability';
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
     }
   }
   if (!only || only.includes('traffic')) await benchTrafficPlugins({ connections, seconds, apiKey: API_KEY });
+  if (!only || only.includes('lua')) await benchLua({ connections, seconds, apiKey: API_KEY });
 
   if (!only || only.includes('tls')) {
     const tlsUpstream = await startScript(here('servers/upstream.ts'));

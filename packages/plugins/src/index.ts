@@ -73,3 +73,5 @@ export { httpLog, httpLogQueueStats, closeHttpLogQueues } from './http-log';
 export { BatchQueue, type QueueStats } from './http-log/queue';
 export { AppendLog, type AppendLogOptions } from './shared/append-log';
 export { serializeExchange, queryTable, type SerializedExchange } from './shared/log-serializer';
+export { luaSandbox, LuaSandbox } from './pdk/lua/sandbox';
+export { newExchange, type PdkExchange, type PdkPhase } from './pdk/exchange';

@@ -23,6 +23,7 @@ declare module 'fengari' {
     lua_getglobal(L: LuaState, name: LuaString): number;
     lua_gettop(L: LuaState): number;
     lua_isinteger(L: LuaState, index: number): boolean;
+    lua_newthread(L: LuaState): LuaState;
     lua_next(L: LuaState, index: number): number;
     lua_pcall(L: LuaState, nargs: number, nresults: number, errfunc: number): number;
     lua_pop(L: LuaState, n: number): void;

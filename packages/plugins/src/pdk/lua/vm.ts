@@ -44,6 +44,7 @@ function heapInUse(): number {
 }
 
 export class LuaVm {
+  /** the thread every run uses: a stack of its own, kept small (the main one grew while the sandbox was built) */
   private readonly L: LuaState;
   private readonly helpers: number;
   private readonly chunks = new Map<string, LuaChunk | LuaSyntaxError>();
@@ -55,9 +56,8 @@ export class LuaVm {
 
   constructor(host: HostFunctions, budget: LuaBudget = DEFAULT_LUA_BUDGET) {
     this.budget = budget;
-    this.L = lauxlib.luaL_newstate();
-    lualib.luaL_openlibs(this.L);
-    const L = this.L;
+    const L = lauxlib.luaL_newstate();
+    lualib.luaL_openlibs(L);
     if (lauxlib.luaL_loadbufferx(L, to_luastring(BOOTSTRAP_LUA), null, to_luastring('=sandbox'), to_luastring('t')) !== lua.LUA_OK) {
       throw new Error(`Lua sandbox does not load: ${stringAt(L, -1)}`);
     }
@@ -71,7 +71,9 @@ export class LuaVm {
     if (lua.lua_pcall(L, 1, 1, 0) !== lua.LUA_OK) throw new Error(`Lua sandbox does not start: ${stringAt(L, -1)}`);
     this.helpers = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     // the globals the bootstrap saw (io, os, load, debug, require) are no longer reachable: snippets get their own _ENV
-    lua.lua_sethook(L, (state) => this.onHook(state), lua.LUA_MASKCOUNT, HOOK_EVERY);
+    this.L = lua.lua_newthread(L);
+    lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    lua.lua_sethook(this.L, (state) => this.onHook(state), lua.LUA_MASKCOUNT, HOOK_EVERY);
   }
 
   /** A JavaScript host function as a Lua function: its arguments marshalled in, its result pushed back. */
@@ -98,6 +100,7 @@ export class LuaVm {
     this.steps += HOOK_EVERY;
     if (this.steps > this.budget.instructions) this.overrun = `instruction budget exceeded (${this.budget.instructions})`;
     else if (Date.now() > this.deadline) this.overrun = `time budget exceeded (${this.budget.milliseconds} ms)`;
+    else if (this.heapLimit < 0) this.heapLimit = heapInUse() + this.budget.memoryBytes;
     else if (heapInUse() > this.heapLimit) this.overrun = `memory budget exceeded (${this.budget.memoryBytes} bytes)`;
     if (this.overrun !== null) lauxlib.luaL_error(L, to_luastring(this.overrun));
   }
@@ -149,7 +152,8 @@ export class LuaVm {
     this.steps = 0;
     this.overrun = null;
     this.deadline = Date.now() + this.budget.milliseconds;
-    this.heapLimit = heapInUse() + this.budget.memoryBytes;
+    // the heap is measured from the first hook on: a run too short to reach it allocates too little to matter
+    this.heapLimit = -1;
   }
 
   /** Pushes `helpers[name](...args)`'s single result onto the stack (the helpers are the sandbox's own code). */
