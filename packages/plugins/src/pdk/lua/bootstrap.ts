@@ -111,8 +111,8 @@ getmetatable(kong.ctx).__index = function(_, key)
   if key == "shared" then return host.ctx_shared() end
   error("unsupported function: kong.ctx." .. tostring(key), 2)
 end
-kong.version = host.version
-kong.version_num = host.version_num
+kong.version = host.version()
+kong.version_num = 3009001
 kong = surface("kong", kong)
 
 local LOG_LEVELS = { "STDERR", "EMERG", "ALERT", "CRIT", "ERR", "WARN", "NOTICE", "INFO", "DEBUG" }
