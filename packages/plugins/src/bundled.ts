@@ -52,3 +52,13 @@ const byName = new Map(bundledPlugins.map((p) => [p.name, p]));
 export function findPlugin(name: string): PluginDefinition | undefined {
   return byName.get(name);
 }
+
+/**
+ * Adds a plugin loaded from `GATEHOUSE_PLUGINS` (a custom plugin) to the catalogue both planes read; refused when its
+ * name is already taken. Call before the planes start.
+ */
+export function registerPlugin(def: PluginDefinition): void {
+  if (byName.has(def.name)) throw new Error(`plugin '${def.name}' is already loaded`);
+  bundledPlugins.push(def);
+  byName.set(def.name, def);
+}

@@ -75,3 +75,6 @@ export { AppendLog, type AppendLogOptions } from './shared/append-log';
 export { serializeExchange, queryTable, type SerializedExchange } from './shared/log-serializer';
 export { luaSandbox, LuaSandbox } from './pdk/lua/sandbox';
 export { newExchange, type PdkExchange, type PdkPhase } from './pdk/exchange';
+export { loadCustomPlugins } from './custom/load-plugins';
+/** the schema library of the plugin contract, for custom plugins */
+export { z } from 'zod';
