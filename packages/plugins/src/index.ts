@@ -78,3 +78,4 @@ export { newExchange, type PdkExchange, type PdkPhase } from './pdk/exchange';
 export { loadCustomPlugins } from './custom/load-plugins';
 /** the schema library of the plugin contract, for custom plugins */
 export { z } from 'zod';
+export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';

@@ -26,10 +26,36 @@ export function isKongPdkModule(mod: unknown): mod is KongPdkModule {
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/** The PDK's host functions, made once; each call is bound to its exchange for its (synchronous) duration. */
+class BoundHost {
+  private current: PdkExchange | null = null;
+  private readonly host = { ...requestHost(() => this.exchange()), ...responseHost(() => this.exchange()) };
+
+  private exchange(): PdkExchange {
+    if (this.current === null) throw new Error('the PDK is only available while a request is handled');
+    return this.current;
+  }
+
+  has(name: string): boolean {
+    return this.host[name] !== undefined;
+  }
+
+  call(ex: PdkExchange, name: string, args: unknown[]): unknown {
+    const previous = this.current;
+    this.current = ex;
+    try {
+      return this.host[name]!(...(args as LuaValue[]));
+    } finally {
+      this.current = previous;
+    }
+  }
+}
+
+const boundHost = new BoundHost();
+
 /** The `kong` object one phase of one request sees: nested names resolve to the PDK's host functions. */
 function kongFor(ex: PdkExchange): unknown {
-  const host = { ...requestHost(() => ex), ...responseHost(() => ex) };
-  const log = (level: string) => (...parts: unknown[]) => Promise.resolve(host.log!(level, parts.map(String).join(' ')));
+  const log = (level: string) => (...parts: unknown[]) => Promise.resolve(boundHost.call(ex, 'log', [level, parts.map(String).join(' ')]));
   const shared = new Map<string, unknown>();
   const node = (path: string[]): unknown =>
     new Proxy(() => undefined, {
@@ -41,10 +67,16 @@ function kongFor(ex: PdkExchange): unknown {
       },
       apply: (_, __, args: unknown[]) => {
         const name = [...path.slice(0, -1), snake(path[path.length - 1]!)].join('_');
-        const fn = host[name];
-        if (fn === undefined) return Promise.reject(new Error(`unsupported function: kong.${path.join('.')}`));
+        if (!boundHost.has(name)) return Promise.reject(new Error(`unsupported function: kong.${path.join('.')}`));
+        // the body is read when asked for (the calls are promises), so other requests keep streaming theirs
+        if ((name === 'request_get_raw_body' || name === 'request_get_body') && ex.requestBody === null && ex.phase !== 'log') {
+          return ex.ctx.req.readBody().then((body) => {
+            ex.requestBody = body;
+            return boundHost.call(ex, name, args);
+          });
+        }
         try {
-          return Promise.resolve(fn(...(args as LuaValue[])));
+          return Promise.resolve(boundHost.call(ex, name, args));
         } catch (err) {
           return Promise.reject(err);
         }
@@ -68,7 +100,6 @@ export function kongPdkPlugin(name: string, mod: KongPdkModule): PluginDefinitio
     const fn = instance(config)[method];
     if (fn === undefined) return null;
     const ex = newExchange(ctx, kind, name, logger(ctx), extra);
-    if (kind !== 'log') ex.requestBody = await ctx.req.readBody();
     await fn.call(instance(config), kongFor(ex));
     return ex.exit;
   };
