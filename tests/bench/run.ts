@@ -18,6 +18,7 @@ import { measureSyncFaults } from './sync-faults';
 import { benchTrafficPlugins } from './traffic-plugins';
 import { benchOpenTelemetry } from './opentelemetry';
 import { benchAiProxy } from './ai-proxy';
+import { benchLua } from './lua';
 import { runBalancingBench } from './balancing';
 import { measureTls } from './tls';
 import { measureObservability } from './observability';
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
   if (!only || only.includes('traffic')) await benchTrafficPlugins({ connections, seconds, apiKey: API_KEY });
   if (!only || only.includes('opentelemetry')) await benchOpenTelemetry({ connections, seconds, apiKey: API_KEY });
   if (!only || only.includes('ai-proxy')) await benchAiProxy({ connections, seconds });
+  if (!only || only.includes('lua')) await benchLua({ connections, seconds, apiKey: API_KEY });
 
   if (!only || only.includes('tls')) {
     const tlsUpstream = await startScript(here('servers/upstream.ts'));

@@ -3,7 +3,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
-import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
+import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
@@ -67,6 +67,8 @@ async function run(command: string): Promise<void> {
     process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
     return;
   }
+  // custom plugins (Kong's `plugins` setting) join the catalogue before either plane reads it
+  await loadCustomPlugins(process.env.GATEHOUSE_PLUGINS, process.cwd());
   // a proxy worker forked by a data plane's primary (GATEHOUSE_WORKERS > 1): the proxy only, with the primary's settings
   const primaryRole = process.env[PROXY_WORKER_ENV];
   if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {

@@ -33,6 +33,8 @@ import { syslog } from './syslog';
 import { loggly } from './loggly';
 import { statsd } from './statsd';
 import { datadog } from './datadog';
+import { preFunction } from './pre-function';
+import { postFunction } from './post-function';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -70,9 +72,21 @@ export const bundledPlugins: PluginDefinition[] = [
   loggly as PluginDefinition,
   statsd as PluginDefinition,
   datadog as PluginDefinition,
+  preFunction as PluginDefinition,
+  postFunction as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));
 export function findPlugin(name: string): PluginDefinition | undefined {
   return byName.get(name);
+}
+
+/**
+ * Adds a plugin loaded from `GATEHOUSE_PLUGINS` (a custom plugin) to the catalogue both planes read; refused when its
+ * name is already taken. Call before the planes start.
+ */
+export function registerPlugin(def: PluginDefinition): void {
+  if (byName.has(def.name)) throw new Error(`plugin '${def.name}' is already loaded`);
+  bundledPlugins.push(def);
+  byName.set(def.name, def);
 }

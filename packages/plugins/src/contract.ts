@@ -52,7 +52,7 @@ export interface PluginRequest {
   /** the port of the listener the request came in on (Kong's `kong.request.get_port()`), when the caller knows it */
   readonly serverPort?: number;
   /** the groups the route's regex path captured (Kong's `kong.request.get_uri_captures()`), when the caller knows them */
-  readonly uriCaptures?: { readonly unnamed: ReadonlyArray<string | null>; readonly named: Readonly<Record<string, string>> };
+  readonly uriCaptures?: { readonly whole?: string; readonly unnamed: ReadonlyArray<string | null>; readonly named: Readonly<Record<string, string>> };
   /** buffers the request body once and returns it; later reads get the same bytes */
   readBody(): Promise<Buffer>;
 }

@@ -82,3 +82,9 @@ export { zipkin, closeZipkinExporters } from './zipkin';
 export { RequestSpans, SpanKind, nowMs, parseTracingInstrumentations, INSTRUMENTATION_TYPES, type InstrumentationType, type RecordedSpan, type TracingSettings } from './shared/tracing/request-spans';
 export { openPlugins } from './open-plugins';
 export { runtimeState, type RuntimeState } from './shared/runtime-state';
+export { luaSandbox, LuaSandbox } from './pdk/lua/sandbox';
+export { newExchange, type PdkExchange, type PdkPhase } from './pdk/exchange';
+export { loadCustomPlugins } from './custom/load-plugins';
+/** the schema library of the plugin contract, for custom plugins */
+export { z } from 'zod';
+export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';

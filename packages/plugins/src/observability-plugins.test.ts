@@ -38,7 +38,7 @@ describe('observability plugins: Kong 3.x names, priorities and defaults', () =>
     expect(serializeExchange(summary).correlation_id).toBe('1234');
   });
 
-  it('file-log: path required and checked; custom_fields_by_lua refused unless empty', () => {
+  it('file-log: path required and checked; custom_fields_by_lua parsed at creation', () => {
     const p = findPlugin('file-log')!;
     expect(p.priority).toBe(9);
     expect(p.configSchema.parse({ path: '/tmp/x.log' })).toEqual({ path: '/tmp/x.log', reopen: false, custom_fields_by_lua: null });
@@ -47,8 +47,9 @@ describe('observability plugins: Kong 3.x names, priorities and defaults', () =>
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.message).toBe('not a valid filename');
     expect(p.configSchema.safeParse({ path: '/tmp/x', custom_fields_by_lua: {} }).success).toBe(true);
-    const lua = p.configSchema.safeParse({ path: '/tmp/x', custom_fields_by_lua: { f: 'return 1' } });
-    expect(lua.error?.issues[0]?.message).toBe('custom_fields_by_lua is not supported by gatehouse (no Lua runtime)');
+    expect(p.configSchema.safeParse({ path: '/tmp/x', custom_fields_by_lua: { f: 'return 1' } }).success).toBe(true);
+    const lua = p.configSchema.safeParse({ path: '/tmp/x', custom_fields_by_lua: { f: 'return (' } });
+    expect(lua.error?.issues[0]?.message).toBe(`Error parsing function: [string "return ("]:1: unexpected symbol near <eof>`);
   });
 
   it('http-log', () => {

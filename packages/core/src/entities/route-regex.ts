@@ -16,6 +16,10 @@ export interface LinearRegex {
 
 /** Kong's `uri_captures`: groups in order (null for a group that did not take part) and the named ones by name. */
 export interface RegexCaptures {
+  /** the whole match (Kong's `uri_captures[0]`) */
+  whole?: string;
+  /** where the whole match starts in the input (0-based) */
+  start?: number;
   unnamed: Array<string | null>;
   named: Record<string, string>;
 }
@@ -48,7 +52,7 @@ export function compileLinearRegex(source: string, options: LinearRegexOptions =
         const value = matcher.group(index);
         if (value !== null) named[name] = value;
       }
-      return { unnamed, named };
+      return { whole: matcher.group(0) ?? '', start: matcher.start(0), unnamed, named };
     },
   };
 }

@@ -46,7 +46,7 @@ export const datadog = definePlugin<DatadogConfig, unknown>({
     };
     queuesFor(ctx.runtime).enqueue(
       { name: pluginId, logTag: `datadog plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler },
-      logEntry(summary, { custom_fields_by_lua: null }),
+      logEntry(ctx, summary, { custom_fields_by_lua: null }, 'datadog'),
     );
   },
 });

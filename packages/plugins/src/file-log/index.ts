@@ -1,5 +1,6 @@
 import { definePlugin, type PluginLogger } from '../contract';
 import { AppendLog } from '../shared/append-log';
+import { customFieldValues } from '../shared/custom-fields';
 import { serializeExchange } from '../shared/log-serializer';
 import { runtimeState } from '../shared/runtime-state';
 import { fileLogConfigSchema, type FileLogConfig } from './schema';
@@ -45,6 +46,6 @@ export const fileLog = definePlugin<FileLogConfig, unknown>({
   noConsumer: false,
   init: fileLogWriters.init,
   log: (ctx, config, summary) => {
-    fileLogWriters.of(ctx.runtime).writerFor(config).write(JSON.stringify(serializeExchange(summary)));
+    fileLogWriters.of(ctx.runtime).writerFor(config).write(JSON.stringify(serializeExchange(summary, customFieldValues(ctx, config.custom_fields_by_lua, summary, 'file-log'))));
   },
 });

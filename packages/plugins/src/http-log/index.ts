@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Agent } from 'undici';
 import { definePlugin } from '../contract';
+import { customFieldValues } from '../shared/custom-fields';
 import { serializeExchange, type SerializedExchange } from '../shared/log-serializer';
 import type { BatchHandler } from '../shared/queue';
 import { perConfig } from '../shared/per-config';
@@ -70,9 +71,10 @@ export const httpLog = definePlugin<HttpLogConfig, unknown>({
   log: (ctx, config, summary) => {
     const pluginId = ctx.pluginId ?? 'http-log';
     const name = queueName(config);
+    const custom = customFieldValues(ctx, config.custom_fields_by_lua, summary, 'http-log');
     queuesFor(ctx.runtime).enqueue(
       { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler: senders.of(ctx.runtime).handlerFor(name, config) },
-      serializeExchange(summary),
+      serializeExchange(summary, custom),
     );
   },
 });

@@ -30,7 +30,7 @@ export const loggly = definePlugin<LogglyConfig, unknown>({
   log: async (ctx, config, summary) => {
     const severity = severityOf(config, summary.status);
     if (severity === null) return;
-    const line = logglyLine(config, 8 + SEVERITY_CODE[severity], logEntry(summary, config));
+    const line = logglyLine(config, 8 + SEVERITY_CODE[severity], logEntry(ctx, summary, config, 'loggly'));
     try {
       await senders.of(ctx.runtime).send(config.host, config.port, line, config.timeout);
     } catch (err) {

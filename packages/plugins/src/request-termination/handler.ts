@@ -75,7 +75,7 @@ async function echo(ctx: PluginContext, config: RequestTerminationConfig): Promi
         raw_body: raw.toString('utf8'),
         method: req.method,
         path: req.path,
-        uri_captures: req.uriCaptures ?? { unnamed: [], named: {} },
+        uri_captures: req.uriCaptures ? { unnamed: req.uriCaptures.unnamed, named: req.uriCaptures.named } : { unnamed: [], named: {} },
       },
       matched_route: ctx.route,
       matched_service: ctx.service,

@@ -4,22 +4,34 @@ import { perConfig } from '../shared/per-config';
 import { applyPlan, planOf, type Fields, type TransformPlan } from '../shared/transform-ops';
 import { transformMultipart } from './multipart-body';
 import type { RequestTransformerConfig } from './schema';
+import { plansHaveTemplates, renderTemplates } from './templates';
 
 interface RequestPlans {
   headers: TransformPlan | null;
   querystring: TransformPlan | null;
   body: TransformPlan | null;
+  uri: string | null;
+  /** some value is a template (`$(…)`), rendered per request */
+  templated: boolean;
 }
 
 const plansOf = perConfig((config: RequestTransformerConfig): RequestPlans => {
   const { remove, rename, replace, add, append } = config;
-  return {
-    // header names keep the configured case (what goes upstream); lookups ignore case
-    headers: planOf(remove.headers, rename.headers, replace.headers, add.headers, append.headers),
-    querystring: planOf(remove.querystring, rename.querystring, replace.querystring, add.querystring, append.querystring),
-    body: planOf(remove.body, rename.body, replace.body, add.body, append.body),
-  };
+  // header names keep the configured case (what goes upstream); lookups ignore case
+  const headers = planOf(remove.headers, rename.headers, replace.headers, add.headers, append.headers);
+  const querystring = planOf(remove.querystring, rename.querystring, replace.querystring, add.querystring, append.querystring);
+  const body = planOf(remove.body, rename.body, replace.body, add.body, append.body);
+  return { headers, querystring, body, uri: replace.uri, templated: plansHaveTemplates([headers, querystring, body], replace.uri) };
 });
+
+/** The plans for this request: the config's, with templates rendered against the client's request when it has any. */
+function requestPlans(ctx: PluginContext, config: RequestTransformerConfig): RequestPlans {
+  const plans = plansOf(config);
+  if (!plans.templated) return plans;
+  const rendered = renderTemplates(ctx, [plans.headers, plans.querystring, plans.body], plans.uri);
+  const [headers, querystring, body] = rendered.plans;
+  return { headers: headers ?? null, querystring: querystring ?? null, body: body ?? null, uri: rendered.uri, templated: false };
+}
 
 /**
  * Upstream headers as operation fields, names compared without case: read through earlier plugins' changes, written
@@ -113,12 +125,13 @@ async function transformBody(ctx: PluginContext, plan: TransformPlan): Promise<v
  * remove → rename → replace → add → append. The body is read only when a body operation is configured.
  */
 export function requestTransformerAccess(ctx: PluginContext, config: RequestTransformerConfig): PluginResponse | void | Promise<void> {
-  if (config.replace.uri !== null) ctx.upstream.setPath?.(config.replace.uri);
+  const plans = requestPlans(ctx, config);
+  if (plans.uri !== null) ctx.upstream.setPath?.(plans.uri);
   if (config.http_method !== null) {
     ctx.upstream.setMethod?.(config.http_method);
-    if (BODYLESS_METHODS.has(config.http_method) && isForm(contentTypeOf(ctx))) return formIntoQuery(ctx).then(() => transformRest(ctx, config));
+    if (BODYLESS_METHODS.has(config.http_method) && isForm(contentTypeOf(ctx))) return formIntoQuery(ctx).then(() => transformRest(ctx, plans));
   }
-  return transformRest(ctx, config);
+  return transformRest(ctx, plans);
 }
 
 /** Methods whose requests carry their arguments in the query string: a form body moves there (Kong's rule). */
@@ -137,8 +150,7 @@ async function formIntoQuery(ctx: PluginContext): Promise<void> {
   for (const name of new Set(form.keys())) fields.set(name, form.getAll(name));
 }
 
-function transformRest(ctx: PluginContext, config: RequestTransformerConfig): void | Promise<void> {
-  const plans = plansOf(config);
+function transformRest(ctx: PluginContext, plans: RequestPlans): void | Promise<void> {
   if (plans.headers !== null) transformHeaders(ctx, plans.headers);
   if (plans.body === null) {
     if (plans.querystring !== null) transformQuery(ctx, plans.querystring);

@@ -1,4 +1,5 @@
-import type { ExchangeSummary } from '../contract';
+import type { ExchangeSummary, PluginContext } from '../contract';
+import { customFieldValues } from './custom-fields';
 import { serializeExchange, type SerializedExchange } from './log-serializer';
 
 /** What every logging plugin's config carries for its entries. */
@@ -10,8 +11,6 @@ export interface LogEntryConfig {
  * The entry a logging plugin sends for one exchange (Kong's `kong.log.serialize()` after `custom_fields_by_lua`): the
  * one place tcp-log, udp-log, syslog, loggly and the others build it, so a field added here reaches all of them.
  */
-export function logEntry(summary: ExchangeSummary, config: LogEntryConfig): SerializedExchange {
-  // custom_fields_by_lua is refused at validation while no Lua runtime runs; once one does, its fields apply here
-  void config.custom_fields_by_lua;
-  return serializeExchange(summary);
+export function logEntry(ctx: PluginContext, summary: ExchangeSummary, config: LogEntryConfig, plugin: string): SerializedExchange {
+  return serializeExchange(summary, customFieldValues(ctx, config.custom_fields_by_lua, summary, plugin));
 }

@@ -1,4 +1,5 @@
 import type { ExchangeSummary } from '../contract';
+import { setSerializeValue } from './custom-fields';
 
 /** Request header values that never leave the gateway in a log entry. */
 const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization']);
@@ -73,8 +74,11 @@ export interface SerializedExchange {
   [added: string]: unknown;
 }
 
-/** Serialises a finished exchange (Kong 3.x field names; `route`, `service`, `consumer` as the entities). */
-export function serializeExchange(summary: ExchangeSummary): SerializedExchange {
+/**
+ * Serialises a finished exchange (Kong 3.x field names; `route`, `service`, `consumer` as the entities). `custom`:
+ * the plugin's `custom_fields_by_lua` values (`customFieldValues`), set last, dotted names reaching into the entry.
+ */
+export function serializeExchange(summary: ExchangeSummary, custom?: ReadonlyMap<string, unknown> | null): SerializedExchange {
   const uri = summary.rawQuery === '' ? summary.path : `${summary.path}?${summary.rawQuery}`;
   const entry: SerializedExchange = {
     request: {
@@ -103,5 +107,6 @@ export function serializeExchange(summary: ExchangeSummary): SerializedExchange 
   };
   if (summary.credential !== null) entry.authenticated_entity = { id: summary.credential.id, consumer_id: summary.credential.consumerId };
   if (summary.logValues) for (const [name, value] of summary.logValues) entry[name] = value;
+  if (custom) for (const [key, value] of custom) setSerializeValue(entry, key, value);
   return entry;
 }

@@ -68,7 +68,7 @@ export const statsd = definePlugin<StatsdConfig, unknown>({
     const handler = (batch: SerializedExchange[]) => sendLines(state, config, batch.flatMap((entry) => statsdLines(config, entry, node)));
     queuesFor(ctx.runtime).enqueue(
       { name: pluginId, logTag: `statsd plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler },
-      logEntry(summary, { custom_fields_by_lua: null }),
+      logEntry(ctx, summary, { custom_fields_by_lua: null }, 'statsd'),
     );
   },
 });

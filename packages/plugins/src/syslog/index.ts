@@ -28,7 +28,7 @@ export const syslog = definePlugin<SyslogConfig, unknown>({
   log: async (ctx, config, summary) => {
     const severity = severityOf(config, summary.status);
     if (severity === null) return;
-    const line = syslogLine(FACILITY_CODE[config.facility] * 8 + SEVERITY_CODE[severity], logEntry(summary, config));
+    const line = syslogLine(FACILITY_CODE[config.facility] * 8 + SEVERITY_CODE[severity], logEntry(ctx, summary, config, 'syslog'));
     try {
       await transports.of(ctx.runtime).send(line);
     } catch (err) {

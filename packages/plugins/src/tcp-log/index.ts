@@ -19,7 +19,7 @@ export const tcpLog = definePlugin<TcpLogConfig, unknown>({
   noConsumer: false,
   init: connections.init,
   log: async (ctx, config, summary) => {
-    const line = `${JSON.stringify(logEntry(summary, config))}\n`;
+    const line = `${JSON.stringify(logEntry(ctx, summary, config, 'tcp-log'))}\n`;
     try {
       await connections.of(ctx.runtime).send(config, line);
     } catch (err) {

@@ -17,7 +17,7 @@ export const udpLog = definePlugin<UdpLogConfig, unknown>({
   init: senders.init,
   log: async (ctx, config, summary) => {
     try {
-      await senders.of(ctx.runtime).send(config.host, config.port, JSON.stringify(logEntry(summary, config)), config.timeout);
+      await senders.of(ctx.runtime).send(config.host, config.port, JSON.stringify(logEntry(ctx, summary, config, 'udp-log')), config.timeout);
     } catch (err) {
       ctx.runtime.log?.error(`udp-log: could not send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
     }
