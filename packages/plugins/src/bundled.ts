@@ -19,6 +19,11 @@ import { prometheus } from './prometheus';
 import { correlationId } from './correlation-id';
 import { fileLog } from './file-log';
 import { httpLog } from './http-log';
+import { redirect } from './redirect';
+import { botDetection } from './bot-detection';
+import { standardWebhooks } from './standard-webhooks';
+import { responseRateLimiting } from './response-ratelimiting';
+import { session } from './session';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -42,6 +47,11 @@ export const bundledPlugins: PluginDefinition[] = [
   correlationId as PluginDefinition,
   fileLog as PluginDefinition,
   httpLog as PluginDefinition,
+  redirect as PluginDefinition,
+  botDetection as PluginDefinition,
+  standardWebhooks as PluginDefinition,
+  responseRateLimiting as PluginDefinition,
+  session as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

@@ -112,7 +112,8 @@ export class RequestRefused extends Error {
 
 /** The upstream's response once its status and headers are known and nothing has been sent to the client yet. */
 export interface UpstreamResponse {
-  readonly status: number;
+  /** the status the client gets; a hook may change it (response-ratelimiting's 429 once the upstream spent a limit) */
+  status: number;
   /** lower-case names; repeated headers as arrays; hooks edit it in place */
   readonly headers: Record<string, string | string[]>;
   /**
@@ -141,6 +142,8 @@ export interface PluginResponse {
   /** JSON-serialised when an object; sent raw when a string or Buffer; empty when null */
   body: unknown;
   headers?: Record<string, string>;
+  /** Set-Cookie lines sent besides `headers`, one header each (session's logout removes two cookies) */
+  setCookies?: readonly string[];
   /**
    * the answer stands for the upstream's (a proxy-cache hit): the gateway stamps it as a proxied response
    * (`X-Kong-Proxy-Latency`, `X-Kong-Upstream-Latency`, `Via`) rather than as its own
@@ -318,8 +321,11 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * keep their objects across updates (their fields change in place).
    */
   updateIndex?: (index: Index, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined) => boolean;
-  /** auth plugins: try to authenticate; never decide AND/OR themselves */
-  authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
+  /**
+   * auth plugins: try to authenticate; never decide AND/OR themselves. `null`: nothing to go on and nothing to refuse
+   * (session without a session cookie): the chain goes on as if the plugin were not there.
+   */
+  authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | null | Promise<AuthResult | null>;
   /**
    * auth plugins that serve endpoints of their own (oauth2's `/oauth2/token`, `/oauth2/authorize`). When `matches` says
    * the request is for one of them, run-chain skips the plugin's `authenticate` and calls `serve` once every other

@@ -37,4 +37,7 @@ export const REFERENCEABLE_PLUGIN_FIELDS: Record<string, readonly string[]> = {
   'proxy-cache': ['redis.password', 'redis.username'],
   'http-log': ['http_endpoint'],
   'oauth2': ['provision_key'],
+  'response-ratelimiting': ['redis.password', 'redis.username'],
+  'session': ['secret'],
+  'standard-webhooks': ['secret_v1'],
 };

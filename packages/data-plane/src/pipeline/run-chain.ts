@@ -11,7 +11,8 @@ import type { ChainStep, ConsumerDirectory, PluginInstance } from '../compile/ty
  *      success → consumer + credential set, anonymous cleared;
  *      failure, `config.anonymous` set → the anonymous consumer (by id, then by username) with no credential and the
  *        anonymous flag; a consumer that does not exist → 500 "An unexpected error occurred";
- *      failure, no `config.anonymous` → the plugin's own refusal is the response (logical AND).
+ *      failure, no `config.anonymous` → the plugin's own refusal is the response (logical AND);
+ *      nothing to go on and nothing to refuse (a session plugin without a session) → as if the plugin were absent.
  * Every other plugin runs with its configuration resolved for the consumer chosen so far, so a request-termination
  * scoped to the anonymous consumer blocks exactly the anonymous requests.
  *
@@ -74,13 +75,15 @@ function anonymousOf(config: { anonymous?: unknown }): string | null {
 /** Applies one authentication outcome; returns the response that ends the request, or null to go on. */
 function settle(
   state: ChainState,
-  result: AuthResult,
+  result: AuthResult | null,
   instance: PluginInstance,
   anonymous: string | null,
   consumers: ConsumerDirectory,
   log: ChainLogger,
 ): ChainOutcome {
-  if (result === null || typeof result !== 'object') return failed(log, instance, new Error('authenticate returned no outcome'));
+  // nothing to go on and nothing to refuse (a session plugin without a session): as if the plugin were absent
+  if (result === null) return null;
+  if (typeof result !== 'object') return failed(log, instance, new Error('authenticate returned no outcome'));
   if (result.ok) {
     state.consumer = result.consumer;
     state.credential = result.credential;
@@ -139,6 +142,8 @@ function runFrom(
       const instance = step.base;
       if (instance === null || !(https ? instance.https : instance.http)) continue;
       const config = instance.config;
+      // an authentication plugin with a response hook (session) sees the response whatever it decided
+      if (plugin.response !== undefined) (state.responseSteps ??= []).push({ plugin, instance, index: step.index });
       if (config.run_on_preflight === false && state.req.method === 'OPTIONS') continue;
       if (plugin.endpoint !== undefined && pending === null) {
         state.index = step.index;
@@ -153,13 +158,13 @@ function runFrom(
       if (plugin.authenticate === undefined) continue;
       state.index = step.index;
       state.pluginId = instance.id;
-      let result: AuthResult | Promise<AuthResult>;
+      let result: AuthResult | null | Promise<AuthResult | null>;
       try {
         result = plugin.authenticate(state, config);
       } catch (err) {
         return failed(log, instance, err);
       }
-      if (isThenable<AuthResult>(result)) {
+      if (isThenable<AuthResult | null>(result)) {
         const next = i + 1;
         const waiting = pending;
         return Promise.resolve(result).then(

@@ -16,7 +16,7 @@ export class InterceptedResponse implements UpstreamResponse {
   captures: Array<(body: Buffer) => void | Promise<unknown>> | null = null;
 
   constructor(
-    readonly status: number,
+    public status: number,
     rawHeaders: Buffer[],
     extra: ReadonlyMap<string, string> | null,
   ) {
