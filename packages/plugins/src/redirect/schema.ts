@@ -6,7 +6,7 @@ const BETWEEN = 'value should be between 100 and 599';
 export const redirectConfigSchema = z
   .object({
     status_code: z.number().int().min(100, BETWEEN).max(599, BETWEEN).default(301),
-    location: z.url({ error: 'missing host in url' }),
+    location: z.url({ error: (issue) => (issue.input === undefined || issue.input === null ? undefined : 'missing host in url') }),
     keep_incoming_path: z.boolean().default(false),
   })
   .strict();

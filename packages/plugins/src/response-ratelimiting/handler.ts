@@ -95,17 +95,16 @@ export function createResponseRateLimiter(counters = new UsageCounters(), now: (
       const state = ctx.locals?.get(LOCALS_KEY) as RequestUsage | undefined;
       if (state === undefined) return;
       state.increments = increments;
-      let stop = false;
-      for (const named of state.usage) {
-        const spent = increments.get(named.name) ?? 0;
-        for (let i = 0; i < named.limits.length; i++) {
-          const { period, limit } = named.limits[i]!;
-          const remaining = named.remaining[i]!;
-          if (!config.hide_client_headers) {
+      // a refused response spends nothing: its headers show what was left before it
+      const stop = state.usage.some((named) => (increments.get(named.name) ?? 0) > 0 && named.remaining.some((left) => left <= 0));
+      if (!config.hide_client_headers) {
+        for (const named of state.usage) {
+          const spent = stop ? 0 : (increments.get(named.name) ?? 0);
+          for (let i = 0; i < named.limits.length; i++) {
+            const { period, limit } = named.limits[i]!;
             res.headers[`x-ratelimit-limit-${named.name}-${period}`] = String(limit);
-            res.headers[`x-ratelimit-remaining-${named.name}-${period}`] = String(Math.max(0, remaining - spent));
+            res.headers[`x-ratelimit-remaining-${named.name}-${period}`] = String(Math.max(0, named.remaining[i]! - spent));
           }
-          if (spent > 0 && remaining <= 0) stop = true;
         }
       }
       delete res.headers[headerName];
