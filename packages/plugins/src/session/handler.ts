@@ -11,7 +11,7 @@ export interface SessionIndex {
   consumers: Map<string, Consumer>;
 }
 
-export function buildSessionIndex(config: SnapshotConfig): SessionIndex {
+export function buildSessionIndex(config: Pick<SnapshotConfig, 'consumers'>): SessionIndex {
   return { consumers: new Map(config.consumers.map((c) => [c.id, c])) };
 }
 
