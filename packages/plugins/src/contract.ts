@@ -233,6 +233,10 @@ export interface PluginRuntime {
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
 export interface RateLimitCounterStore {
   take(key: string, limits: readonly PeriodLimit[]): Tally | Promise<Tally>;
+  /** the counts under `key`, counting nothing (response-ratelimiting); absent, that plugin counts in its process */
+  peek?(key: string, limits: readonly PeriodLimit[]): number[] | Promise<number[]>;
+  /** adds `amount` under `key` in every period (response-ratelimiting) */
+  add?(key: string, limits: readonly PeriodLimit[], amount: number): void | Promise<void>;
 }
 
 /**

@@ -48,13 +48,20 @@ export class UsageCounters {
 
   /** The counts of one named limit under `scope`. */
   peek(ctx: PluginContext, config: ResponseRateLimitingConfig, scope: string, limits: readonly PeriodLimit[]): number[] | Promise<number[]> {
-    if (config.policy === 'local') return this.local.peek(scope, limits);
+    if (config.policy === 'local') {
+      // the node's counters when its proxy workers share them (held by the primary), else this process's
+      const node = ctx.runtime.rateLimitCounters;
+      return node?.peek !== undefined ? node.peek(scope, limits) : this.local.peek(scope, limits);
+    }
     return peekInRedis(this.redisOf(ctx, config), ctx.runtime.redisPrefix ?? '', scope, limits, config.redis.timeout);
   }
 
   /** Spends `amount` of one named limit under `scope`. */
   add(ctx: PluginContext, config: ResponseRateLimitingConfig, scope: string, limits: readonly PeriodLimit[], amount: number, nowMs: number): void | Promise<void> {
-    if (config.policy === 'local') return this.local.add(scope, limits, amount);
+    if (config.policy === 'local') {
+      const node = ctx.runtime.rateLimitCounters;
+      return node?.add !== undefined ? node.add(scope, limits, amount) : this.local.add(scope, limits, amount);
+    }
     return addInRedis(this.redisOf(ctx, config), ctx.runtime.redisPrefix ?? '', scope, limits, amount, nowMs, config.redis.timeout);
   }
 
