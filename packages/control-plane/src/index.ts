@@ -19,3 +19,4 @@ export { metricsExtension } from './metrics/routes';
 export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOptions, type ControlPlaneStatusServer } from './http/status-listener';
 export * from './openapi';
 export { controlPlaneMigrations } from './node-migrations';
+export { acmeExtension, mountAcmeRoutes } from './acme/routes';

@@ -24,6 +24,7 @@ import { botDetection } from './bot-detection';
 import { standardWebhooks } from './standard-webhooks';
 import { responseRateLimiting } from './response-ratelimiting';
 import { session } from './session';
+import { acme } from './acme';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -52,6 +53,7 @@ export const bundledPlugins: PluginDefinition[] = [
   standardWebhooks as PluginDefinition,
   responseRateLimiting as PluginDefinition,
   session as PluginDefinition,
+  acme as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

@@ -73,3 +73,4 @@ export { httpLog, httpLogQueueStats, closeHttpLogQueues } from './http-log';
 export { BatchQueue, type QueueStats } from './http-log/queue';
 export { AppendLog, type AppendLogOptions } from './shared/append-log';
 export { serializeExchange, queryTable, type SerializedExchange } from './shared/log-serializer';
+export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, type AcmeChallengeStore, type AcmeConfig } from './acme';

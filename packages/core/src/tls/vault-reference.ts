@@ -37,6 +37,7 @@ export const REFERENCEABLE_PLUGIN_FIELDS: Record<string, readonly string[]> = {
   'proxy-cache': ['redis.password', 'redis.username'],
   'http-log': ['http_endpoint'],
   'oauth2': ['provision_key'],
+  'acme': ['account_email', 'eab_kid', 'eab_hmac_key', 'storage_config.redis.password', 'storage_config.redis.username', 'storage_config.vault.token'],
   'response-ratelimiting': ['redis.password', 'redis.username'],
   'session': ['secret'],
   'standard-webhooks': ['secret_v1'],
