@@ -439,7 +439,7 @@ describe.each(TOPOLOGIES)('Kong specs: redirect, bot-detection, standard-webhook
     });
   });
 
-  it.each(['redirect', 'bot-detection', 'standard-webhooks', 'response-ratelimiting', 'session'])('GET /schemas/plugins/%s answers its config fields', async (plugin) => {
+  it.each(['redirect', 'bot-detection', 'standard-webhooks', 'response-ratelimiting', 'session', 'acme'])('GET /schemas/plugins/%s answers its config fields', async (plugin) => {
     const res = await admin('GET', `/schemas/plugins/${plugin}`);
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body)).toContain('"config"');

@@ -1,5 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Consumer } from '@gatehouse/core';
+import { acmeAccess } from './acme/handler';
+import { processChallenges } from './acme/challenges';
+import { acmeConfigSchema, checkAcmeConfig, coversDomain } from './acme/schema';
 import { isRefused } from './bot-detection/handler';
 import { BUILT_IN_BOT_RULES } from './bot-detection/rules';
 import { botDetectionConfigSchema } from './bot-detection/schema';
@@ -139,5 +142,29 @@ describe('session', () => {
     expect(await sessionAuthenticate(later, config)).toEqual({ ok: true, consumer, credential: { id: 'k1', identifier: 'k1', consumerId: 'c1' } });
     const logout = { ...fakeContext({ method: 'DELETE', query: 'session_logout=1', headers: { cookie: line.split('; ')[0]! } }).ctx, index };
     expect(await sessionAuthenticate(logout, config)).toMatchObject({ ok: false, response: { status: 200, setCookies: [expect.stringMatching(/^session=; Path=\/.*Max-Age=0$/)] } });
+  });
+});
+
+describe('acme', () => {
+  it("requires Let's Encrypt's terms to be accepted, as Kong", () => {
+    expect(checkAcmeConfig(acmeConfigSchema.parse({}))).toEqual({ '@entity': ['terms of service must be accepted, see https://letsencrypt.org/repository/'] });
+    expect(checkAcmeConfig(acmeConfigSchema.parse({ tos_accepted: true }))).toBeNull();
+    expect(checkAcmeConfig(acmeConfigSchema.parse({ api_uri: 'https://ca.internal/dir' }))).toBeNull();
+  });
+
+  it('covers listed domains, one-level wildcards, or any domain', () => {
+    const config = { domains: ['a.test', '*.b.test'], allow_any_domain: false };
+    expect(['a.test', 'x.b.test', 'x.y.b.test', 'b.test', 'c.test'].map((h) => coversDomain(config, h))).toEqual([true, true, false, false, false]);
+    expect(coversDomain({ domains: null, allow_any_domain: true }, 'c.test')).toBe(true);
+  });
+
+  it('answers a pending challenge with its key authorization, others with 404, and passes other paths', async () => {
+    const config = acmeConfigSchema.parse({ domains: ['a.test'], tos_accepted: true });
+    await processChallenges.put('tok1', 'tok1.thumb', 60_000);
+    const ask = (path: string) => acmeAccess(fakeContext({ path, headers: { host: 'a.test:80' } }).ctx, config);
+    expect(await ask('/.well-known/acme-challenge/tok1')).toEqual({ status: 200, body: 'tok1.thumb', headers: { 'content-type': 'text/plain' } });
+    expect(await ask('/.well-known/acme-challenge/x')).toEqual({ status: 404, body: 'Not found\n' });
+    expect(await ask('/elsewhere')).toBeUndefined();
+    await processChallenges.delete('tok1');
   });
 });
