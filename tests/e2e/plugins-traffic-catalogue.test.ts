@@ -90,6 +90,7 @@ describe.each(TOPOLOGIES)('Kong specs: redirect, bot-detection, standard-webhook
     await routeWith('test5', [{ name: 'session', config: { remember_rolling_timeout: 3600, remember: true } }, keyAuth()]);
     await routeWith('logout', [{ name: 'session', config: { logout_methods: ['GET', 'POST'], read_body_for_logout: true, request_headers: ['id', 'subject'] } }, keyAuth()]);
     await routeWith('idle', [{ name: 'session', config: { idling_timeout: 2 } }, keyAuth()]);
+    await routeWith('stored', [{ name: 'session', config: { storage: 'kong', logout_methods: ['GET'] } }, keyAuth()]);
     await topology.converge();
   }, 240_000);
 
@@ -430,6 +431,14 @@ describe.each(TOPOLOGIES)('Kong specs: redirect, bot-detection, standard-webhook
       const cookie = cookiePair(setCookies(await get('/test1/status/200', { apikey: 'kong' }))[0]!);
       const res = await get('/test1/anything?session_logout=true', { cookie }, { method: 'GET' });
       expect([res.status, res.body.path]).toEqual([200, '/anything']);
+    });
+
+    it('storage kong: the cookie holds a handle; after logout the same cookie no longer authenticates (every data plane)', async () => {
+      const cookie = cookiePair(setCookies(await get('/stored/status/200', { apikey: 'kong' }))[0]!);
+      expect(cookie).toMatch(/^session=[A-Za-z0-9_-]{43}$/);
+      for (const dp of topology.dataPlanes) expect((await proxied(url('/stored/status/200', dp.proxyUrl), { headers: { cookie } })).status).toBe(200);
+      expect((await get('/stored/anything?session_logout=1', { cookie })).status).toBe(200);
+      for (const dp of topology.dataPlanes) expect((await proxied(url('/stored/status/200', dp.proxyUrl), { headers: { cookie } })).status).toBe(403);
     });
 
     it('a session unused for longer than idling_timeout no longer authenticates', async () => {

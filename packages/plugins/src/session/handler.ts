@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult, PluginContext, PluginResponse, UpstreamResponse } from '../contract';
-import { cookieValue, setCookieLine } from './cookies';
-import { expiryOf, isValid, needsRenewal, rememberTimeouts, sessionHeaders, sessionTimeouts } from './lifetime';
+import { cookieValue } from './cookies';
+import { expiryOf, isValid, needsRenewal, remaining, rememberTimeouts, sessionHeaders, sessionTimeouts } from './lifetime';
+import { SessionCookies } from './session-cookies';
 import { isLogout } from './logout';
-import { seal, unseal, type SessionPayload } from './sealed-cookie';
+import type { SessionPayload } from './sealed-cookie';
 import type { SessionConfig } from './schema';
 
 export interface SessionIndex {
@@ -26,51 +27,60 @@ const LOCALS_KEY = 'session';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+type Opened = { payload: SessionPayload; remembered: boolean } | null;
+
+function chain<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
 /** The request's session: from the session cookie, else (with `remember`) from the remember cookie. */
-function openSession(ctx: PluginContext, config: SessionConfig, now: number): { payload: SessionPayload; remembered: boolean } | null {
+function openSession(ctx: PluginContext, config: SessionConfig, cookies: SessionCookies, now: number): Opened | Promise<Opened> {
   const header = ctx.req.headers.cookie;
   const value = cookieValue(header, config.cookie_name);
-  const payload = value === undefined ? null : unseal(value, config.secret, config.cookie_name);
-  if (payload !== null && isValid(payload, config, sessionTimeouts(config), now)) return { payload, remembered: false };
-  if (!config.remember) return null;
-  const kept = cookieValue(header, config.remember_cookie_name);
-  const restored = kept === undefined ? null : unseal(kept, config.secret, config.remember_cookie_name);
-  if (restored === null || !isValid(restored, config, rememberTimeouts(config), now)) return null;
-  return { payload: { ...restored, renewed: now, used: now }, remembered: true };
+  return chain(value === undefined ? null : cookies.open(config.cookie_name, value), (payload): Opened | Promise<Opened> => {
+    if (payload !== null && isValid(payload, config, sessionTimeouts(config), now)) return { payload, remembered: false };
+    if (!config.remember) return null;
+    const kept = cookieValue(header, config.remember_cookie_name);
+    return chain(kept === undefined ? null : cookies.open(config.remember_cookie_name, kept), (restored): Opened => {
+      if (restored === null || !isValid(restored, config, rememberTimeouts(config), now)) return null;
+      return { payload: { ...restored, renewed: now, used: now }, remembered: true };
+    });
+  });
 }
 
 /** The session cookie: a browser-session cookie (the timeouts are enforced on what it holds). */
-function sessionCookie(config: SessionConfig, payload: SessionPayload): string {
-  return setCookieLine(config, config.cookie_name, seal(payload, config.secret, config.cookie_name), null);
+function sessionCookie(config: SessionConfig, cookies: SessionCookies, payload: SessionPayload, now: number): string {
+  return cookies.line(config.cookie_name, payload, null, remaining(payload, sessionTimeouts(config), now).overall, now);
 }
 
-function rememberCookie(config: SessionConfig, payload: SessionPayload, now: number): string {
-  return setCookieLine(config, config.remember_cookie_name, seal(payload, config.secret, config.remember_cookie_name), expiryOf(payload, rememberTimeouts(config), now), now);
+function rememberCookie(config: SessionConfig, cookies: SessionCookies, payload: SessionPayload, now: number): string {
+  const timeouts = rememberTimeouts(config);
+  return cookies.line(config.remember_cookie_name, payload, expiryOf(payload, timeouts, now), remaining(payload, timeouts, now).overall, now);
 }
 
-function removalCookies(config: SessionConfig): string[] {
-  const lines = [setCookieLine(config, config.cookie_name, '', 0)];
-  if (config.remember) lines.push(setCookieLine(config, config.remember_cookie_name, '', 0));
-  return lines;
+async function loggedOut(cookies: SessionCookies, payload: SessionPayload): Promise<AuthResult> {
+  const setCookies = cookies.removal(payload);
+  await cookies.settled();
+  return { ok: false, response: { status: 200, body: null, setCookies } satisfies PluginResponse };
 }
 
-function loggedOut(config: SessionConfig): AuthResult {
-  return { ok: false, response: { status: 200, body: null, setCookies: removalCookies(config) } satisfies PluginResponse };
-}
-
-function resume(ctx: PluginContext<SessionIndex>, config: SessionConfig, payload: SessionPayload, remembered: boolean, now: number): AuthResult | null {
+function resume(ctx: PluginContext<SessionIndex>, config: SessionConfig, cookies: SessionCookies, opened: NonNullable<Opened>, now: number): AuthResult | null | Promise<AuthResult | null> {
+  const { payload, remembered } = opened;
   const [consumerId, credentialId] = payload.data;
   const consumer = ctx.index.consumers.get(consumerId);
   if (consumer === undefined) {
     // the consumer is gone: the session ends
-    ctx.locals?.set(LOCALS_KEY, { payload: null, cookies: removalCookies(config) } satisfies OpenSession);
+    ctx.locals?.set(LOCALS_KEY, { payload: null, cookies: cookies.removal(payload) } satisfies OpenSession);
+    // a stored copy that cannot be deleted now expires with its timeouts
+    void cookies.settled().catch(() => undefined);
     return null;
   }
   const renew = remembered || needsRenewal(payload, sessionTimeouts(config), now);
   const current = renew ? { ...payload, renewed: now, used: now } : payload;
-  ctx.locals?.set(LOCALS_KEY, { payload: current, cookies: renew ? [sessionCookie(config, current)] : [] } satisfies OpenSession);
+  ctx.locals?.set(LOCALS_KEY, { payload: current, cookies: renew ? [sessionCookie(config, cookies, current, now)] : [] } satisfies OpenSession);
   if (config.request_headers !== null) for (const [name, value] of sessionHeaders(config.request_headers, current, sessionTimeouts(config), now)) ctx.upstream.setHeader(name, value);
-  return { ok: true, consumer, credential: { id: credentialId, identifier: credentialId, consumerId: consumer.id } };
+  const result: AuthResult = { ok: true, consumer, credential: { id: credentialId, identifier: credentialId, consumerId: consumer.id } };
+  return cookies.writes.length === 0 ? result : cookies.settled().then(() => result);
 }
 
 /**
@@ -80,12 +90,11 @@ function resume(ctx: PluginContext<SessionIndex>, config: SessionConfig, payload
  */
 export function sessionAuthenticate(ctx: PluginContext<SessionIndex>, config: SessionConfig): AuthResult | null | Promise<AuthResult | null> {
   const now = nowSeconds();
-  const opened = openSession(ctx, config, now);
-  if (opened === null) return null;
-  const logout = isLogout(ctx, config);
-  if (logout === true) return loggedOut(config);
-  if (logout === false) return resume(ctx, config, opened.payload, opened.remembered, now);
-  return logout.then((yes) => (yes ? loggedOut(config) : resume(ctx, config, opened.payload, opened.remembered, now)));
+  const cookies = new SessionCookies(config, ctx.runtime);
+  return chain(openSession(ctx, config, cookies, now), (opened) => {
+    if (opened === null) return null;
+    return chain(isLogout(ctx, config), (logout) => (logout ? loggedOut(cookies, opened.payload) : resume(ctx, config, cookies, opened, now)));
+  });
 }
 
 function appendSetCookie(res: UpstreamResponse, lines: readonly string[]): void {
@@ -116,9 +125,12 @@ export function sessionResponse(ctx: PluginContext<SessionIndex>, config: Sessio
       renewed: now,
       used: now,
     };
+    const jar = new SessionCookies(config, ctx.runtime);
     cookies.length = 0;
-    cookies.push(sessionCookie(config, payload));
-    if (config.remember) cookies.push(rememberCookie(config, payload, now));
+    cookies.push(sessionCookie(config, jar, payload, now));
+    if (config.remember) cookies.push(rememberCookie(config, jar, payload, now));
+    // a stored session is in place before the client has its handle
+    if (jar.writes.length > 0) res.captureBody(() => jar.settled());
   }
   if (payload !== null && config.response_headers !== null) {
     for (const [name, value] of sessionHeaders(config.response_headers, payload, sessionTimeouts(config), now)) res.headers[name.toLowerCase()] = value;
