@@ -9,6 +9,8 @@ const SEVERAL_AGENTS: PluginResponse = Object.freeze({ status: 400, body: Object
 
 /** how many user agents a configuration remembers the verdict of; the memory starts over when full */
 const VERDICT_CACHE_SIZE = 10_000;
+/** longer user agents are judged every time, so the memory stays bounded (10,000 × 512 characters) */
+const CACHED_AGENT_LENGTH = 512;
 
 /** Several patterns as one alternation: one linear-time pass over the user agent instead of one per pattern. */
 function anyOf(patterns: readonly string[]): LinearRegex | null {
@@ -49,6 +51,7 @@ export function botDetectionAccess(ctx: PluginContext, config: BotDetectionConfi
   if (Array.isArray(header) || userAgentCount(ctx) > 1) return SEVERAL_AGENTS;
   if (header === undefined) return;
   const matchers = matchersOf(config);
+  if (header.length > CACHED_AGENT_LENGTH) return isRefused(matchers, header) ? FORBIDDEN : undefined;
   let refused = matchers.verdicts.get(header);
   if (refused === undefined) {
     refused = isRefused(matchers, header);
