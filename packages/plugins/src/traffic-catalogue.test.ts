@@ -95,6 +95,11 @@ describe('response-ratelimiting', () => {
     expect(second.res.headers['x-ratelimit-remaining-image-minute']).toBe('5');
   });
 
+  it('refuses limit names that cannot go into a header name', () => {
+    expect(responseRateLimitingConfigSchema.safeParse({ limits: { 'vid eo': { minute: 1 } } }).success).toBe(false);
+    expect(responseRateLimitingConfigSchema.safeParse({ limits: { 'video.hd': { minute: 1 } } }).success).toBe(true);
+  });
+
   it('blocks before proxying with block_on_first_violation', async () => {
     const strict = responseRateLimitingConfigSchema.parse({ limits: { video: { minute: 1 } }, block_on_first_violation: true });
     const limiter = createResponseRateLimiter(new UsageCounters(new LocalCounters(), new RedisConnections()));

@@ -32,6 +32,9 @@ export const namedLimitSchema = z
     if (message !== null) ctx.addIssue({ code: 'custom', message, path: [] });
   });
 
+/** a limit's name becomes part of header names (`X-RateLimit-Remaining-<name>`): an HTTP token */
+const LIMIT_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+
 const POLICY_MESSAGE =
   "expected one of: local, redis ('cluster' keeps counters in the database, which data planes never reach: use 'redis' to share limits between data planes)";
 
@@ -45,7 +48,7 @@ export const responseRateLimitingConfigSchema = z
     redis: rateLimitingRedisSchema.prefault({}),
     block_on_first_violation: z.boolean().default(false),
     hide_client_headers: z.boolean().default(false),
-    limits: z.record(z.string(), namedLimitSchema).refine((limits) => Object.keys(limits).length > 0, 'length must be at least 1'),
+    limits: z.record(z.string().regex(LIMIT_NAME, 'limit names go into header names: letters, digits and !#$%&\'*+.^_`|~- only'), namedLimitSchema).refine((limits) => Object.keys(limits).length > 0, 'length must be at least 1'),
   })
   .strict();
 
