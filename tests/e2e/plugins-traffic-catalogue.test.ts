@@ -349,6 +349,12 @@ describe.each(TOPOLOGIES)('Kong specs: redirect, bot-detection, standard-webhook
       expect([res.status, res.body.fields?.config?.limits]).toEqual([400, message]);
     });
 
+    it('schema: a limit name that cannot go into a header name is refused with 400', async () => {
+      const res = await admin('POST', '/plugins', { name: 'response-ratelimiting', config: { limits: { 'vid eo': { minute: 1 } } } });
+      expect(res.status).toBe(400);
+      expect(res.body.fields.config.limits).toBeDefined();
+    });
+
     it("schema: limits: 'null' value does not cause 500, issue #8314", async () => {
       const res = await admin('POST', '/plugins', { name: 'response-ratelimiting', config: { limits: { video: { second: null, minute: 1 } } } });
       expect(res.status).toBe(201);

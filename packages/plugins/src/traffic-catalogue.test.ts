@@ -130,6 +130,14 @@ describe('session', () => {
     expect(setCookieLine({ ...config, cookie_same_site: 'Lax' }, 'session', 'v', null)).toBe('session=v; Path=/; SameSite=Lax; HttpOnly');
   });
 
+  it('refuses cookie names and attributes that would break the Set-Cookie header', () => {
+    expect(sessionConfigSchema.safeParse({ cookie_name: 'a b' }).success).toBe(false);
+    expect(sessionConfigSchema.safeParse({ cookie_path: '/x\r\nSet-Cookie: y=1' }).success).toBe(false);
+    expect(sessionConfigSchema.safeParse({ cookie_domain: 'a.test; Secure' }).success).toBe(false);
+    // a location is stored as parsed: tabs and newlines are gone before it can reach a header
+    expect(redirectConfigSchema.parse({ location: 'https://example.com/a\nb' }).location).toBe('https://example.com/ab');
+  });
+
   it('renews once a tenth of the shorter timeout has passed', () => {
     const timeouts = { idling: 900, rolling: 3600, absolute: 86400 };
     expect(needsRenewal(payload, timeouts, 189)).toBe(false);

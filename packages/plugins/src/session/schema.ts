@@ -8,6 +8,10 @@ export function randomSecret(): string {
     .replace(/[/+=]/g, () => String.fromCharCode(97 + Math.floor(Math.random() * 26)));
 }
 
+/** cookie names are HTTP tokens; cookie attributes may not hold control characters or `;` */
+const cookieName = () => z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'invalid cookie name');
+const cookieAttribute = () => z.string().refine((value) => ![...value].some((c) => c < ' ' || c === '\x7f' || c === ';'), 'invalid cookie attribute: no control characters or ;');
+
 const SESSION_HEADERS = ['id', 'audience', 'subject', 'timeout', 'idling-timeout', 'rolling-timeout', 'absolute-timeout'] as const;
 export type SessionHeader = (typeof SESSION_HEADERS)[number];
 
@@ -28,14 +32,14 @@ export const sessionConfigSchema = z
     rolling_timeout: z.number().default(3600),
     absolute_timeout: z.number().default(86400),
     stale_ttl: z.number().default(10),
-    cookie_name: z.string().default('session'),
-    cookie_path: z.string().default('/'),
-    cookie_domain: z.string().nullable().default(null),
+    cookie_name: cookieName().default('session'),
+    cookie_path: cookieAttribute().default('/'),
+    cookie_domain: cookieAttribute().nullable().default(null),
     cookie_same_site: z.enum(['Strict', 'Lax', 'None', 'Default']).default('Strict'),
     cookie_http_only: z.boolean().default(true),
     cookie_secure: z.boolean().default(true),
     remember: z.boolean().default(false),
-    remember_cookie_name: z.string().default('remember'),
+    remember_cookie_name: cookieName().default('remember'),
     remember_rolling_timeout: z.number().default(604800),
     remember_absolute_timeout: z.number().default(2592000),
     response_headers: headerSet(),
