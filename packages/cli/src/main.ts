@@ -2,8 +2,8 @@
 // The `gatehouse` command: start | control-plane | data-plane | help.
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
-import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
+import { acmeExtension, oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
+import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
@@ -156,7 +156,12 @@ async function run(command: string): Promise<void> {
   } else if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
       statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
-      extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
+      extensions: [
+        ...(tokens ? [oauth2TokensExtension(tokens)] : []),
+        ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : []),
+        // acme: challenges wait where the data planes answer them (their Redis, or this process for `start` alone)
+        acmeExtension(tokenRedis ? redisChallenges(tokenRedis, settings.redisPrefix) : processChallenges),
+      ],
       health,
       metrics,
       statusListener: role === 'control_plane',

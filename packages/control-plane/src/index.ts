@@ -20,3 +20,4 @@ export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOption
 export * from './openapi';
 export { controlPlaneMigrations } from './node-migrations';
 export * from './dbless';
+export { acmeExtension, mountAcmeRoutes } from './acme/routes';

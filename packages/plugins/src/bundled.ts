@@ -35,6 +35,12 @@ import { statsd } from './statsd';
 import { datadog } from './datadog';
 import { preFunction } from './pre-function';
 import { postFunction } from './post-function';
+import { redirect } from './redirect';
+import { botDetection } from './bot-detection';
+import { standardWebhooks } from './standard-webhooks';
+import { responseRateLimiting } from './response-ratelimiting';
+import { session } from './session';
+import { acme } from './acme';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -74,6 +80,12 @@ export const bundledPlugins: PluginDefinition[] = [
   datadog as PluginDefinition,
   preFunction as PluginDefinition,
   postFunction as PluginDefinition,
+  redirect as PluginDefinition,
+  botDetection as PluginDefinition,
+  standardWebhooks as PluginDefinition,
+  responseRateLimiting as PluginDefinition,
+  session as PluginDefinition,
+  acme as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

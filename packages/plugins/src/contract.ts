@@ -114,7 +114,8 @@ export class RequestRefused extends Error {
 
 /** The upstream's response once its status and headers are known and nothing has been sent to the client yet. */
 export interface UpstreamResponse {
-  readonly status: number;
+  /** the status the client gets; a hook may change it (response-ratelimiting's 429 once the upstream spent a limit) */
+  status: number;
   /** lower-case names; repeated headers as arrays; hooks edit it in place */
   readonly headers: Record<string, string | string[]>;
   /**
@@ -146,6 +147,8 @@ export interface PluginResponse {
   /** JSON-serialised when an object; sent raw when a string or Buffer; relayed as it comes when a Readable; empty when null */
   body: unknown;
   headers?: Record<string, string>;
+  /** Set-Cookie lines sent besides `headers`, one header each (session's logout removes two cookies) */
+  setCookies?: readonly string[];
   /**
    * the answer stands for the upstream's (a proxy-cache hit): the gateway stamps it as a proxied response
    * (`X-Kong-Proxy-Latency`, `X-Kong-Upstream-Latency`, `Via`) rather than as its own
@@ -251,6 +254,10 @@ export interface PluginRuntime {
 /** Where the `local` policy counts: `take` counts one request in every period unless one is at its limit. */
 export interface RateLimitCounterStore {
   take(key: string, limits: readonly PeriodLimit[]): Tally | Promise<Tally>;
+  /** the counts under `key`, counting nothing (response-ratelimiting); absent, that plugin counts in its process */
+  peek?(key: string, limits: readonly PeriodLimit[]): number[] | Promise<number[]>;
+  /** adds `amount` under `key` in every period (response-ratelimiting) */
+  add?(key: string, limits: readonly PeriodLimit[], amount: number): void | Promise<void>;
 }
 
 /**
@@ -365,8 +372,11 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * again through `ctx.runtime` (see `runtimeState`).
    */
   init?: (runtime: PluginRuntime) => PluginResources | Promise<PluginResources>;
-  /** auth plugins: try to authenticate; never decide AND/OR themselves */
-  authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | Promise<AuthResult>;
+  /**
+   * auth plugins: try to authenticate; never decide AND/OR themselves. `null`: nothing to go on and nothing to refuse
+   * (session without a session cookie): the chain goes on as if the plugin were not there.
+   */
+  authenticate?: (ctx: PluginContext<Index>, config: Config) => AuthResult | null | Promise<AuthResult | null>;
   /**
    * auth plugins that serve endpoints of their own (oauth2's `/oauth2/token`, `/oauth2/authorize`). When `matches` says
    * the request is for one of them, run-chain skips the plugin's `authenticate` and calls `serve` once every other

@@ -46,4 +46,8 @@ export const REFERENCEABLE_PLUGIN_FIELDS: Record<string, readonly string[]> = {
   'ai-proxy': aiAuthFields('auth').concat(aiAuthFields('fallbacks.*.auth')),
   'ai-request-transformer': aiAuthFields('llm.auth'),
   'ai-response-transformer': aiAuthFields('llm.auth'),
+  'acme': ['account_email', 'eab_kid', 'eab_hmac_key', 'storage_config.redis.password', 'storage_config.redis.username', 'storage_config.vault.token'],
+  'response-ratelimiting': ['redis.password', 'redis.username'],
+  'session': ['secret'],
+  'standard-webhooks': ['secret_v1'],
 };

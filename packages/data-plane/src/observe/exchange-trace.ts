@@ -88,7 +88,7 @@ export function stampStoredResponse(res: ServerResponse, trace: ExchangeTrace | 
 }
 
 /** The headers of the gateway's own answer written straight on a socket (an upgrade it refuses), as stampGatewayResponse. */
-export function stampGatewayHeaders(headers: Record<string, string>, trace: ExchangeTrace): void {
+export function stampGatewayHeaders(headers: Record<string, string | string[]>, trace: ExchangeTrace): void {
   const h = trace.headers;
   if (h.requestId) headers['X-Kong-Request-Id'] = trace.requestId;
   if (h.responseLatency) headers['X-Kong-Response-Latency'] = String(millis(trace.startedAt, performance.now()));

@@ -244,6 +244,15 @@ describe('run-chain: mechanics', () => {
     expect((await run([onService('rejecting')], {})).outcome).toBe(UNEXPECTED_ERROR);
   });
 
+  it('an authentication plugin answering null (a session plugin without a session) neither authenticates nor refuses, and its response hook is queued', async () => {
+    plugins.set('quiet', { ...fakeAuth('quiet', 1900), authenticate: () => null, response: () => undefined });
+    const { outcome, state } = await run([onService('quiet'), onService('beta', { anonymous: anon.id })], { 'x-beta': 'bob' });
+    expect(outcome).toBeNull();
+    expect(state.consumer?.id).toBe(bob.id);
+    expect(state.responseSteps?.map((step) => step.plugin.name)).toEqual(['quiet']);
+    expect((await run([onService('quiet')], {})).outcome).toBeNull();
+  });
+
   it('resolves a consumer-scoped plugin for the consumer authentication chose', async () => {
     const rows = [
       onService('alpha'),

@@ -12,7 +12,8 @@ import { stageSpan } from '../observe/request-spans';
  *      success → consumer + credential set, anonymous cleared;
  *      failure, `config.anonymous` set → the anonymous consumer (by id, then by username) with no credential and the
  *        anonymous flag; a consumer that does not exist → 500 "An unexpected error occurred";
- *      failure, no `config.anonymous` → the plugin's own refusal is the response (logical AND).
+ *      failure, no `config.anonymous` → the plugin's own refusal is the response (logical AND);
+ *      nothing to go on and nothing to refuse (a session plugin without a session) → as if the plugin were absent.
  * Every other plugin runs with its configuration resolved for the consumer chosen so far, so a request-termination
  * scoped to the anonymous consumer blocks exactly the anonymous requests.
  *
@@ -75,13 +76,15 @@ function anonymousOf(config: { anonymous?: unknown }): string | null {
 /** Applies one authentication outcome; returns the response that ends the request, or null to go on. */
 function settle(
   state: ChainState,
-  result: AuthResult,
+  result: AuthResult | null,
   instance: PluginInstance,
   anonymous: string | null,
   consumers: ConsumerDirectory,
   log: ChainLogger,
 ): ChainOutcome {
-  if (result === null || typeof result !== 'object') return failed(log, instance, new Error('authenticate returned no outcome'));
+  // nothing to go on and nothing to refuse (a session plugin without a session): as if the plugin were absent
+  if (result === null) return null;
+  if (typeof result !== 'object') return failed(log, instance, new Error('authenticate returned no outcome'));
   if (result.ok) {
     state.consumer = result.consumer;
     state.credential = result.credential;
@@ -140,6 +143,8 @@ function runFrom(
       const instance = step.base;
       if (instance === null || !(https ? instance.https : instance.http)) continue;
       const config = instance.config;
+      // an authentication plugin with a response hook (session) sees the response whatever it decided
+      if (plugin.response !== undefined) (state.responseSteps ??= []).push({ plugin, instance, index: step.index });
       if (config.run_on_preflight === false && state.req.method === 'OPTIONS') continue;
       if (plugin.endpoint !== undefined && pending === null) {
         state.index = step.index;
@@ -154,7 +159,7 @@ function runFrom(
       if (plugin.authenticate === undefined) continue;
       state.index = step.index;
       state.pluginId = instance.id;
-      let result: AuthResult | Promise<AuthResult>;
+      let result: AuthResult | null | Promise<AuthResult | null>;
       const span = stageSpan(state.spans, 'plugin_access', `kong.access.plugin.${instance.name}`);
       try {
         result = plugin.authenticate(state, config);
@@ -163,7 +168,7 @@ function runFrom(
       } finally {
         if (span !== null) state.spans!.endWhen(span, result!);
       }
-      if (isThenable<AuthResult>(result)) {
+      if (isThenable<AuthResult | null>(result)) {
         const next = i + 1;
         const waiting = pending;
         return Promise.resolve(result).then(

@@ -73,12 +73,13 @@ function bodyBytes(body: unknown): { bytes: Buffer | null; json: boolean } {
 }
 
 /** Raw form of a plugin response: status, header list and body bytes. A 204 has neither body nor Content-Length (RFC 9110 §8.6). */
-export function renderPluginResponse(response: PluginResponse): { status: number; headers: Record<string, string>; body: Buffer | null } {
+export function renderPluginResponse(response: PluginResponse): { status: number; headers: Record<string, string | string[]>; body: Buffer | null } {
   const noContent = response.status === 204;
   const { bytes, json } = noContent ? { bytes: null, json: false } : bodyBytes(response.body);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string | string[]> = {};
   if (json) headers['content-type'] = JSON_TYPE;
   if (response.headers) for (const name in response.headers) headers[name.toLowerCase()] = response.headers[name]!;
+  if (response.setCookies !== undefined && response.setCookies.length > 0) headers['set-cookie'] = [...response.setCookies];
   if (noContent) delete headers['content-length'];
   else headers['content-length'] = String(bytes?.length ?? 0);
   return { status: response.status, headers, body: bytes };
@@ -108,10 +109,14 @@ function streamPluginResponse(res: ServerResponse, response: PluginResponse, bod
 const STATUS_TEXT: Record<number, string> = { 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
 /** Answers on a raw socket (an upgrade request that never reaches the upstream), then closes it. */
-export function sendOnSocket(socket: Socket, status: number, headers: Record<string, string>, body: Buffer | null): void {
+export function sendOnSocket(socket: Socket, status: number, headers: Record<string, string | string[]>, body: Buffer | null): void {
   if (socket.destroyed) return;
   let head = `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\n`;
-  for (const name in headers) if (name !== 'connection') head += `${name}: ${headers[name]}\r\n`;
+  for (const name in headers) {
+    if (name === 'connection') continue;
+    const value = headers[name]!;
+    for (const line of typeof value === 'string' ? [value] : value) head += `${name}: ${line}\r\n`;
+  }
   head += 'connection: close\r\n\r\n';
   socket.end(body ? Buffer.concat([Buffer.from(head, 'latin1'), body]) : head);
 }

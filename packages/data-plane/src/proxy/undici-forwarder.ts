@@ -110,7 +110,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       this.holding = true;
       return true;
     }
-    writeHeadFrom(this.res, statusCode, response.headers, this.trace);
+    writeHeadFrom(this.res, response.status, response.headers, this.trace);
     return true;
   }
 

@@ -37,6 +37,17 @@ describe('shared calls between proxy workers and their primary', () => {
     expect(tallies.map((t) => t.counts[0])).toEqual([1, 2, 3, 3, 3]);
   });
 
+  it("response-ratelimiting's usage is read and added in the node's one set of counters", async () => {
+    const { server, client } = linked();
+    const node = new LocalCounters();
+    serveNodeStores(server, { counters: node, cache: new MemoryCacheStore(1 << 20), tokens: null });
+    const counters = remoteNodeStores(client, false).rateLimitCounters;
+    await counters.add!('plugin:ip:video', minute(0), 2);
+    await counters.add!('plugin:ip:video', minute(0), 1.5);
+    expect(await counters.peek!('plugin:ip:video', minute(0))).toEqual([3.5]);
+    expect(node.peek('plugin:ip:video', minute(0))).toEqual([3.5]);
+  });
+
   it('the memory proxy-cache keeps bodies as bytes across the channel', async () => {
     const { server, client } = linked();
     const cache = new MemoryCacheStore(1 << 20);

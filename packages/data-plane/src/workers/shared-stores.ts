@@ -43,6 +43,8 @@ export interface NodeStores {
 export function remoteNodeStores(client: SharedCallClient, withTokens: boolean): NodeStores {
   const rateLimitCounters: RateLimitCounterStore = {
     take: (key: string, limits: readonly PeriodLimit[]) => client.call<Tally>(SHARED.rateLimit, 'take', [key, limits]),
+    peek: (key: string, limits: readonly PeriodLimit[]) => client.call<number[]>(SHARED.rateLimit, 'peek', [key, limits]),
+    add: (key: string, limits: readonly PeriodLimit[], amount: number) => client.call<void>(SHARED.rateLimit, 'add', [key, limits, amount]),
   };
   const proxyCacheMemory: CacheStore = {
     get: (key) => client.call<WireResponse | null>(SHARED.proxyCache, 'get', [key]).then((entry) => (entry === null ? null : fromWire(entry))),
@@ -69,7 +71,7 @@ export function remoteNodeStores(client: SharedCallClient, withTokens: boolean):
 
 /** The primary's side: the node's one set of counters, one memory cache, and the embedded token store if any. */
 export function serveNodeStores(server: SharedCallServer, stores: { counters: LocalCounters; cache: CacheStore; tokens: OAuth2TokenStore | null }): void {
-  server.register(SHARED.rateLimit, { target: stores.counters, methods: ['take'] });
+  server.register(SHARED.rateLimit, { target: stores.counters, methods: ['take', 'peek', 'add'] });
   const cache = stores.cache;
   server.register(SHARED.proxyCache, {
     target: {

@@ -113,7 +113,7 @@ const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secr
 async function access(request: Request, conf: OAuth2Config = config()) {
   const { ctx, changes } = contextFor({ method: 'GET', path: '/api/things', ...request });
   expect(oauth2.endpoint!.matches(ctx, conf)).toBe(false);
-  const result: AuthResult = await oauth2.authenticate!(ctx, conf);
+  const result = (await oauth2.authenticate!(ctx, conf))!;
   return { result, changes };
 }
 

@@ -43,6 +43,19 @@ export class LocalCounters {
     return { blocked, counts };
   }
 
+  /** The counts under `key` in every period's current window, counting nothing. */
+  peek(key: string, limits: readonly PeriodLimit[]): number[] {
+    return limits.map((limit) => this.countsFor(limit).get(key) ?? 0);
+  }
+
+  /** Adds `amount` under `key` in every period (response-ratelimiting counts what the upstream declared). */
+  add(key: string, limits: readonly PeriodLimit[], amount: number): void {
+    for (const limit of limits) {
+      const counts = this.countsFor(limit);
+      counts.set(key, (counts.get(key) ?? 0) + amount);
+    }
+  }
+
   /** counters currently held (all periods) */
   get size(): number {
     let size = 0;

@@ -83,20 +83,70 @@ export async function takeFromRedis(
     args[n + i] = limit.limit;
     args[2 * n + i] = limit.window.end - nowMs + 1000;
   }
-  const run = client.evalsha(TAKE_SHA, n, ...args).catch((err: unknown) => {
-    if (isNoScript(err)) return client.eval(TAKE_SCRIPT, n, ...args);
+  return withTimeout(
+    runScript(client, TAKE_SCRIPT, TAKE_SHA, n, args).then((reply) => parseReply(reply, n)),
+    timeoutMs,
+  );
+}
+
+function runScript(client: RedisScriptRunner, script: string, sha: string, numkeys: number, args: Array<string | number>): Promise<unknown> {
+  return client.evalsha(sha, numkeys, ...args).catch((err: unknown) => {
+    if (isNoScript(err)) return client.eval(script, numkeys, ...args);
     throw err;
   });
+}
+
+/** Settles as `run`, or rejects with CounterStoreError when it takes longer than `timeoutMs`. */
+async function withTimeout<T>(run: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new CounterStoreError(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    return parseReply(await Promise.race([run, timeout]), n);
+    return await Promise.race([run, timeout]);
   } catch (err) {
     run.catch(() => undefined);
     throw err instanceof CounterStoreError ? err : new CounterStoreError(err instanceof Error ? err.message : String(err));
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Reads the counters of `limits` under `scope` without counting (0 for a counter not started); one round trip.
+ * Reply: `{count...}`.
+ */
+export const PEEK_SCRIPT = `
+local counts = {}
+for i = 1, #KEYS do counts[i] = tostring(tonumber(redis.call('GET', KEYS[i]) or '0')) end
+return counts
+`;
+const PEEK_SHA = createHash('sha1').update(PEEK_SCRIPT).digest('hex');
+
+/** Adds ARGV[1] to every counter in KEYS, starting each new counter's expiry (ARGV[1 + i], milliseconds). */
+export const ADD_SCRIPT = `
+for i = 1, #KEYS do
+  local existed = redis.call('EXISTS', KEYS[i])
+  redis.call('INCRBYFLOAT', KEYS[i], ARGV[1])
+  if existed == 0 then redis.call('PEXPIRE', KEYS[i], ARGV[1 + i]) end
+end
+return #KEYS
+`;
+const ADD_SHA = createHash('sha1').update(ADD_SCRIPT).digest('hex');
+
+/** The counts of `limits` under `scope` in Redis, without counting anything (response-ratelimiting's usage). */
+export async function peekInRedis(client: RedisScriptRunner, prefix: string, scope: string, limits: readonly PeriodLimit[], timeoutMs: number): Promise<number[]> {
+  if (LOST.has(client.status)) throw new CounterStoreError(`Redis is not connected (${client.status})`);
+  const keys = limits.map((limit) => counterKey(prefix, scope, limit));
+  const reply = await withTimeout(runScript(client, PEEK_SCRIPT, PEEK_SHA, keys.length, keys), timeoutMs);
+  if (!Array.isArray(reply) || reply.length !== keys.length) throw new CounterStoreError('unexpected reply from the counters script');
+  return reply.map((count) => Number(count));
+}
+
+/** Adds `amount` to every counter of `limits` under `scope` in Redis (response-ratelimiting's increments). */
+export async function addInRedis(client: RedisScriptRunner, prefix: string, scope: string, limits: readonly PeriodLimit[], amount: number, nowMs: number, timeoutMs: number): Promise<void> {
+  if (LOST.has(client.status)) throw new CounterStoreError(`Redis is not connected (${client.status})`);
+  const keys = limits.map((limit) => counterKey(prefix, scope, limit));
+  const expiries = limits.map((limit) => limit.window.end - nowMs + 1000);
+  await withTimeout(runScript(client, ADD_SCRIPT, ADD_SHA, keys.length, [...keys, amount, ...expiries]), timeoutMs);
 }
