@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime } from '@gatehouse/plugins';
 import type { CompiledConfig, UpstreamTarget } from './compile/types';
@@ -33,6 +34,7 @@ import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
 import { countRequest } from './proxy/connection-count';
 import { closeTlsListener, createTlsListener } from './tls/https-listener';
+import { grpcRouteRefusal } from './grpc/grpc-admission';
 import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -138,6 +140,12 @@ function originForm(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
+/** The TLS server name the client sent ('' when none). */
+function serverNameOf(req: IncomingMessage): string {
+  const name = (req.socket as Partial<TLSSocket>).servername;
+  return typeof name === 'string' ? name : '';
+}
+
 /** The path of a request the router refused (for its log line). */
 function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';
@@ -200,10 +208,17 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     if (path === null) return ProxyErrors.badRequest;
     const router = config.router;
     // a header sent on several lines is matched line by line (Node joins most repeated headers with ", ")
-    const match = router.match(req.method ?? 'GET', req.headers.host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort);
+    // HTTP/2 names the host in `:authority`
+    const authority = req.headers[':authority'];
+    const host = req.headers.host ?? (typeof authority === 'string' ? authority : undefined);
+    const sni = scheme === 'https' ? serverNameOf(req) : undefined;
+    const match = router.match(req.method ?? 'GET', host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort, sni);
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
-    if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
+    if (route.grpc) {
+      const refusal = grpcRouteRefusal(route, req, scheme);
+      if (refusal !== null) return refusal;
+    } else if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
       return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req, tlsPort) : ProxyErrors.noRoute;
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
