@@ -53,10 +53,11 @@ export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
+  Pick<DataPlaneServerOptions, 'listen' | 'h2c' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
 > {
   return {
     listen: settings.proxyListen,
+    h2c: settings.proxyHttp2,
     tlsListen: settings.proxyTlsListen,
     defaultCertificate: await defaultProxyCertificate(settings),
     trustedIps: settings.trustedIps,

@@ -35,6 +35,8 @@ import { UpgradeRelay } from './proxy/websocket';
 import { countRequest } from './proxy/connection-count';
 import { closeTlsListener, createTlsListener } from './tls/https-listener';
 import { grpcRouteRefusal } from './grpc/grpc-admission';
+import { GrpcForwarder } from './grpc/grpc-forwarder';
+import { acceptH2c } from './grpc/h2c';
 import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -51,6 +53,8 @@ export interface DataPlaneServerOptions {
   /** long-lived services handed to plugins (ctx.runtime) */
   runtime?: PluginRuntime;
   log?: DataPlaneLogger;
+  /** also take HTTP/2 in clear text (h2c) on the plain listener, as Kong's `http2` listen flag does (gRPC without TLS) */
+  h2c?: boolean;
   /** serve HTTPS instead of HTTP */
   tls?: HttpsServerOptions;
   /**
@@ -178,6 +182,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const bodyLimit = options.maxBufferedBody ?? runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
   runtime.maxBufferedBody = bodyLimit;
   const forwarder = makeForwarder(options.forwarder, { maxBufferedBody: bodyLimit, ...options.undici });
+  // gRPC calls go upstream over HTTP/2
+  const grpcForwarder = new GrpcForwarder();
   const upgrades = new UpgradeRelay();
   const plainScheme = options.tls ? 'https' : 'http';
   let tlsPort: number | null = null;
@@ -241,10 +247,11 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       return sendFixed(res, ProxyErrors.noService);
     }
     const hooks = ex.responseSteps === null ? null : responseHooksOf(ex);
-    if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks);
+    const via = ex.compiledRoute.grpc ? grpcForwarder : forwarder;
+    if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks, via);
     const upstream = buildUpstreamRequest(ex, target, false, hooks);
     ex.trace?.sent(upstream.path, target);
-    forwarder.forward(req, res, upstream);
+    via.forward(req, res, upstream);
   }
 
   /** The response hooks of the plugins that ran on the exchange, in order; a failing hook is logged and skipped. */
@@ -268,7 +275,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
 
   /** A service whose host names an upstream: pick an address (waiting only for a name's first DNS answer). */
-  function forwardBalanced(req: IncomingMessage, res: ServerResponse, ex: Exchange, service: UpstreamTarget, hooks: ResponseInterceptor | null): void {
+  function forwardBalanced(req: IncomingMessage, res: ServerResponse, ex: Exchange, service: UpstreamTarget, hooks: ResponseInterceptor | null, via: Forwarder): void {
     const balancer = balancers.get(service.balancer!);
     if (balancer === undefined) return noPeer(res, ex);
     const key = hashKeyOf(balancer.spec, ex);
@@ -278,7 +285,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       const attempt = new BalancedRequest(balancers, balancer, address, ex, service, key, ex.service?.retries ?? 5, hooks);
       const upstream = attempt.request();
       ex.trace?.sent(upstream.path, upstream.target);
-      forwarder.forward(req, res, upstream, attempt);
+      via.forward(req, res, upstream, attempt);
       return true;
     };
     if (send()) return;
@@ -406,6 +413,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const serverOptions = { connectionsCheckingInterval: timeouts.checkEvery };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, plainScheme);
   const server = options.tls ? createHttpsServer({ ...options.tls, ...serverOptions }, onRequest) : createServer(serverOptions, onRequest);
+  const h2cServer = options.h2c && !options.tls ? acceptH2c(server, (req, res) => handle(req, res, plainScheme)) : null;
   server.keepAliveTimeout = timeouts.keepAlive;
   server.headersTimeout = timeouts.clientHeader;
   server.requestTimeout = timeouts.request;
@@ -423,7 +431,6 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
 
   // pools of upstreams that left the configuration are closed once their requests finish
   const stopPruning = holder.onSwap((next) => {
-    if (!forwarder.prune) return;
     const active = new Set<string>();
     for (const route of next.routes) {
       const service = route.upstream;
@@ -435,7 +442,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       const balancer = balancers.get(service.balancer);
       for (const address of balancer?.addresses ?? []) active.add(address.forwardTarget(service, balancer!.spec.hostHeader).poolKey);
     }
-    forwarder.prune(active);
+    forwarder.prune?.(active);
+    grpcForwarder.prune(active);
   });
 
   options.metrics?.observeServer(() => ({ ...stats }));
@@ -481,9 +489,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       stopBalancing();
       stopHealthMetrics?.();
       balancers.close();
+      h2cServer?.close(graceMs);
       await Promise.all([closeServer(server, graceMs), tlsServer ? closeTlsListener(tlsServer, graceMs) : null]);
       upgrades.close();
-      await forwarder.close();
+      await Promise.all([forwarder.close(), grpcForwarder.close()]);
     },
   };
 }

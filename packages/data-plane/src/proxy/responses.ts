@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PluginResponse } from '@gatehouse/plugins';
 import { stampGatewayResponse, type ExchangeTrace } from '../observe/exchange-trace';
+import { isGrpcExchange, sendGrpcAnswer } from '../grpc/grpc-status';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -35,6 +36,7 @@ export function sendFixed(res: ServerResponse, response: FixedResponse): void {
     res.destroy();
     return;
   }
+  if (isGrpcExchange(res.req)) return sendGrpcAnswer(res, response.status, response.headers, response.body);
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }
@@ -89,6 +91,7 @@ export function sendPluginResponse(res: ServerResponse, response: PluginResponse
     return;
   }
   const { status, headers, body } = renderPluginResponse(response);
+  if (isGrpcExchange(res.req)) return sendGrpcAnswer(res, status, headers, body);
   res.writeHead(status, headers);
   res.end(body ?? undefined);
 }
