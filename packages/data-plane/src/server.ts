@@ -37,6 +37,7 @@ import { closeTlsListener, createTlsListener } from './tls/https-listener';
 import { grpcRouteRefusal } from './grpc/grpc-admission';
 import { GrpcForwarder } from './grpc/grpc-forwarder';
 import { acceptH2c } from './grpc/h2c';
+import { StreamProxy, type StreamListen } from './stream/stream-proxy';
 import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -55,6 +56,8 @@ export interface DataPlaneServerOptions {
   log?: DataPlaneLogger;
   /** also take HTTP/2 in clear text (h2c) on the plain listener, as Kong's `http2` listen flag does (gRPC without TLS) */
   h2c?: boolean;
+  /** Kong's stream listeners (GATEHOUSE_STREAM_LISTEN): TCP, TLS (`ssl`) and UDP (`udp`) for the stream routes */
+  streamListen?: readonly StreamListen[];
   /** serve HTTPS instead of HTTP */
   tls?: HttpsServerOptions;
   /**
@@ -111,6 +114,8 @@ export interface DataPlaneServer {
   /** the TLS listener, when `tlsListen` was given */
   readonly tlsServer: Http2SecureServer | null;
   readonly tlsPort: number | null;
+  /** the stream listeners' ports, in the order of `streamListen` */
+  readonly streamPorts: readonly number[];
   stats(): ServerStats;
   /** stops accepting; requests in flight get `graceMs` before their connections are cut */
   close(graceMs?: number): Promise<void>;
@@ -474,6 +479,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     tlsServer = listener.server;
     tlsPort = listener.port;
   }
+  const streams =
+    options.streamListen && options.streamListen.length > 0
+      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log })
+      : null;
   return {
     server,
     holder,
@@ -483,6 +492,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     port: address.port,
     tlsServer,
     tlsPort,
+    streamPorts: streams?.ports ?? [],
     stats: () => ({ ...stats }),
     async close(graceMs = 0) {
       stopPruning();
@@ -490,6 +500,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       stopHealthMetrics?.();
       balancers.close();
       h2cServer?.close(graceMs);
+      await streams?.close();
       await Promise.all([closeServer(server, graceMs), tlsServer ? closeTlsListener(tlsServer, graceMs) : null]);
       upgrades.close();
       await Promise.all([forwarder.close(), grpcForwarder.close()]);
