@@ -23,6 +23,7 @@ import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
 import { measureRouter, printRouter } from './router';
 import { measureGrpc } from './grpc';
+import { measureStream } from './stream';
 import { checkoutBase, measureConnectionLimits, measureRapidReset, type BaseTree } from './proxy-connections';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
 
   if (!only || only.includes('router')) printRouter(measureRouter());
   if (!only || only.includes('grpc')) await measureGrpc({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
+  if (!only || only.includes('stream')) await measureStream({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
 
   if (!only || only.includes('basic-auth-stall')) {
     const stallUpstream = await startScript(here('servers/upstream.ts'));
