@@ -7,6 +7,8 @@
 //   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
 //   BENCH_ONLY=opentelemetry: key-auth + opentelemetry (sampling 1.0, local collector) against key-auth alone
 //   BENCH_DBLESS_CONSUMERS (default 100000): the consumer count of the `dbless` scenario's POST /config
+//   BENCH_ONLY=grpc: gRPC unary calls through the data plane vs direct; BENCH_ONLY=stream: TCP MB/s through it vs direct;
+//   BENCH_ONLY=websocket: WebSocket messages/s relayed vs direct
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
@@ -27,6 +29,9 @@ import { formatDbless, measureDbless } from './dbless';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
 import { measureRouter, printRouter } from './router';
+import { measureGrpc } from './grpc';
+import { measureStream } from './stream';
+import { measureWebSocket } from './websocket';
 import { checkoutBase, measureConnectionLimits, measureRapidReset, type BaseTree } from './proxy-connections';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -101,6 +106,9 @@ async function main(): Promise<void> {
   }
 
   if (!only || only.includes('router')) printRouter(measureRouter());
+  if (!only || only.includes('grpc')) await measureGrpc({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
+  if (!only || only.includes('stream')) await measureStream({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
+  if (!only || only.includes('websocket')) await measureWebSocket({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
 
   if (!only || only.includes('basic-auth-stall')) {
     const stallUpstream = await startScript(here('servers/upstream.ts'));

@@ -44,7 +44,7 @@ export function compileForServing(snapshot: Snapshot, log: Logger, onRefused: ()
 
 /** The proxy's default TLS certificate: the configured pair, else the data directory's self-signed one (null: no TLS listener). */
 export async function defaultProxyCertificate(settings: Settings): Promise<ReturnType<typeof readPemPair> | undefined> {
-  if (!settings.proxyTlsListen) return undefined;
+  if (!settings.proxyTlsListen && !settings.streamListen.some((listen) => listen.ssl)) return undefined;
   return settings.proxyTlsCert && settings.proxyTlsKey ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey) : selfSignedDefault(settings.dataDir);
 }
 
@@ -53,10 +53,12 @@ export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing'>
+  Pick<DataPlaneServerOptions, 'listen' | 'h2c' | 'streamListen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing'>
 > {
   return {
     listen: settings.proxyListen,
+    h2c: settings.proxyHttp2,
+    streamListen: settings.streamListen.map(({ host, port, ssl, udp }) => ({ host, port, ssl, udp })),
     tlsListen: settings.proxyTlsListen,
     defaultCertificate: await defaultProxyCertificate(settings),
     trustedIps: settings.trustedIps,

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { parseByteSize, parseTracingInstrumentations, type TracingSettings } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
+import { parseListenSpecs, type ListenSpec } from './listen-spec';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -12,6 +13,10 @@ export interface Settings {
   role: Role;
   adminListen: Listen;
   proxyListen: Listen;
+  /** the plain proxy listener also takes HTTP/2 in clear text (the `http2` flag of GATEHOUSE_PROXY_LISTEN) */
+  proxyHttp2: boolean;
+  /** Kong's stream_listen (GATEHOUSE_STREAM_LISTEN): TCP, TLS (`ssl`) and UDP (`udp`) listeners of the stream routes */
+  streamListen: ListenSpec[];
   statusListen: Listen | null;
   /** the proxy's TLS listener; null when `off` */
   proxyTlsListen: Listen | null;
@@ -71,7 +76,8 @@ export interface Listen {
 export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: string }> = [
   { name: 'GATEHOUSE_ROLE', default: 'all', meaning: '`all` (control plane + data plane in one process), `control_plane` or `data_plane`; the subcommand sets it' },
   { name: 'GATEHOUSE_ADMIN_LISTEN', default: '127.0.0.1:8001', meaning: 'admin API address (control plane)' },
-  { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: 'proxy address (data plane)' },
+  { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: "proxy address (data plane), Kong's listen syntax; with `http2`, HTTP/2 in clear text (h2c, for gRPC) beside HTTP/1.1" },
+  { name: 'GATEHOUSE_STREAM_LISTEN', default: 'off', meaning: "stream proxy listeners in Kong's `stream_listen` syntax (`addr:port [ssl] [udp]`, comma-separated) for `tcp`/`tls`/`udp`/`tls_passthrough` routes (data plane)" },
   { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all, control_plane)', meaning: 'status API without RBAC: `/status`, `/status/ready`, `/metrics` (data plane, control plane, or both planes with `start`); `off` disables it' },
   { name: 'DATABASE_URL', default: 'unset → embedded Postgres (PGlite) in the data directory', meaning: 'Postgres connection string for the control plane' },
   { name: 'GATEHOUSE_DATABASE', default: '`postgres` when DATABASE_URL is set, else `embedded`', meaning: "Kong's `database`: `postgres`, `embedded` (PGlite in the data directory) or `off` (no database: the configuration is the declarative file, replaced whole by `POST /config`; admin writes answer 405)" },
@@ -137,6 +143,13 @@ export function parseWorkers(value: string | undefined, cores: () => number = us
   return n;
 }
 
+/** GATEHOUSE_PROXY_LISTEN in Kong's syntax: its first entry, and whether it carries `http2`. */
+function proxyListenOf(value: string): { proxyListen: Listen; proxyHttp2: boolean } {
+  const [first] = parseListenSpecs(value, 'GATEHOUSE_PROXY_LISTEN');
+  if (first === undefined) throw new Error(`GATEHOUSE_PROXY_LISTEN must be host:port [flags], got '${value}'`);
+  return { proxyListen: { host: first.host, port: first.port }, proxyHttp2: first.http2 };
+}
+
 export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
   const blank = (v: string | undefined) => (v === undefined || v === '' ? null : v);
   const status = env.GATEHOUSE_STATUS_LISTEN ?? (role === 'data_plane' ? '0.0.0.0:8100' : 'off');
@@ -147,7 +160,8 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
   return {
     role,
     adminListen: parseListen(env.GATEHOUSE_ADMIN_LISTEN ?? '127.0.0.1:8001', 'GATEHOUSE_ADMIN_LISTEN'),
-    proxyListen: parseListen(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000', 'GATEHOUSE_PROXY_LISTEN'),
+    ...proxyListenOf(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000'),
+    streamListen: parseListenSpecs(env.GATEHOUSE_STREAM_LISTEN, 'GATEHOUSE_STREAM_LISTEN'),
     statusListen: status === 'off' ? null : parseListen(status, 'GATEHOUSE_STATUS_LISTEN'),
     proxyTlsListen: tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN'),
     proxyTlsCert: tlsCert,

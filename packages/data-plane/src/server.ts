@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_MAX_BUFFERED_BODY, type PluginResponse, type PluginRuntime, type TracingSettings } from '@gatehouse/plugins';
 import type { CompiledConfig, UpstreamTarget } from './compile/types';
@@ -34,6 +35,10 @@ import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
 import { countRequest } from './proxy/connection-count';
 import { closeTlsListener, createTlsListener } from './tls/https-listener';
+import { grpcRouteRefusal } from './grpc/grpc-admission';
+import { GrpcForwarder } from './grpc/grpc-forwarder';
+import { acceptH2c } from './grpc/h2c';
+import { StreamProxy, type StreamListen } from './stream/stream-proxy';
 import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -50,6 +55,10 @@ export interface DataPlaneServerOptions {
   /** long-lived services handed to plugins (ctx.runtime) */
   runtime?: PluginRuntime;
   log?: DataPlaneLogger;
+  /** also take HTTP/2 in clear text (h2c) on the plain listener, as Kong's `http2` listen flag does (gRPC without TLS) */
+  h2c?: boolean;
+  /** Kong's stream listeners (GATEHOUSE_STREAM_LISTEN): TCP, TLS (`ssl`) and UDP (`udp`) for the stream routes */
+  streamListen?: readonly StreamListen[];
   /** serve HTTPS instead of HTTP */
   tls?: HttpsServerOptions;
   /**
@@ -108,6 +117,8 @@ export interface DataPlaneServer {
   /** the TLS listener, when `tlsListen` was given */
   readonly tlsServer: Http2SecureServer | null;
   readonly tlsPort: number | null;
+  /** the stream listeners' ports, in the order of `streamListen` */
+  readonly streamPorts: readonly number[];
   stats(): ServerStats;
   /** stops accepting; requests in flight get `graceMs` before their connections are cut */
   close(graceMs?: number): Promise<void>;
@@ -139,6 +150,12 @@ function originForm(url: string): string {
   if (url.charCodeAt(0) === 47 /* / */ || !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
   const parsed = new URL(url);
   return parsed.pathname + parsed.search;
+}
+
+/** The TLS server name the client sent ('' when none). */
+function serverNameOf(req: IncomingMessage): string {
+  const name = (req.socket as Partial<TLSSocket>).servername;
+  return typeof name === 'string' ? name : '';
 }
 
 /** The path of a request the router refused (for its log line). */
@@ -175,6 +192,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const bodyLimit = options.maxBufferedBody ?? runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
   runtime.maxBufferedBody = bodyLimit;
   const forwarder = makeForwarder(options.forwarder, { maxBufferedBody: bodyLimit, ...options.undici });
+  // gRPC calls go upstream over HTTP/2
+  const grpcForwarder = new GrpcForwarder();
   const upgrades = new UpgradeRelay();
   const plainScheme = options.tls ? 'https' : 'http';
   let tlsPort: number | null = null;
@@ -206,11 +225,18 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const router = config.router;
     const routerSpan = stageSpan(trace?.spans, 'router', 'kong.router');
     // a header sent on several lines is matched line by line (Node joins most repeated headers with ", ")
-    const match = router.match(req.method ?? 'GET', req.headers.host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort);
+    // HTTP/2 names the host in `:authority`
+    const authority = req.headers[':authority'];
+    const host = req.headers.host ?? (typeof authority === 'string' ? authority : undefined);
+    const sni = scheme === 'https' ? serverNameOf(req) : undefined;
+    const match = router.match(req.method ?? 'GET', host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort, sni);
     if (routerSpan !== null) trace!.spans!.endWhen(routerSpan);
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;
-    if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
+    if (route.grpc) {
+      const refusal = grpcRouteRefusal(route, req, scheme);
+      if (refusal !== null) return refusal;
+    } else if (scheme === 'http' ? !route.acceptsHttp : !route.acceptsHttps) {
       return scheme === 'http' && route.acceptsHttps ? httpsRequired(route.httpsRedirectStatus, req, tlsPort) : ProxyErrors.noRoute;
     }
     const ex = new Exchange(req, path, q < 0 ? '' : url.slice(q + 1), scheme, clientIpOf(req), config, route, match.matched, runtime);
@@ -234,10 +260,11 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       return sendFixed(res, ProxyErrors.noService);
     }
     const hooks = ex.responseSteps === null ? null : responseHooksOf(ex);
-    if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks);
+    const via = ex.compiledRoute.grpc ? grpcForwarder : forwarder;
+    if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks, via);
     const upstream = buildUpstreamRequest(ex, target, false, hooks);
     ex.trace?.sent(upstream.path, target, ex.service?.host);
-    forwarder.forward(req, res, upstream);
+    via.forward(req, res, upstream);
   }
 
   /** The response hooks of the plugins that ran on the exchange, in order; a failing hook is logged and skipped. */
@@ -264,7 +291,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
 
   /** A service whose host names an upstream: pick an address (waiting only for a name's first DNS answer). */
-  function forwardBalanced(req: IncomingMessage, res: ServerResponse, ex: Exchange, service: UpstreamTarget, hooks: ResponseInterceptor | null): void {
+  function forwardBalanced(req: IncomingMessage, res: ServerResponse, ex: Exchange, service: UpstreamTarget, hooks: ResponseInterceptor | null, via: Forwarder): void {
     const balancer = balancers.get(service.balancer!);
     if (balancer === undefined) return noPeer(res, ex);
     const key = hashKeyOf(balancer.spec, ex);
@@ -274,7 +301,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       const attempt = new BalancedRequest(balancers, balancer, address, ex, service, key, ex.service?.retries ?? 5, hooks);
       const upstream = attempt.request();
       ex.trace?.sent(upstream.path, upstream.target, ex.service?.host);
-      forwarder.forward(req, res, upstream, attempt);
+      via.forward(req, res, upstream, attempt);
       return true;
     };
     if (send()) return;
@@ -403,6 +430,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const serverOptions = { connectionsCheckingInterval: timeouts.checkEvery };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrade(req, socket, head, plainScheme);
   const server = options.tls ? createHttpsServer({ ...options.tls, ...serverOptions }, onRequest) : createServer(serverOptions, onRequest);
+  const h2cServer = options.h2c && !options.tls ? acceptH2c(server, (req, res) => handle(req, res, plainScheme)) : null;
   server.keepAliveTimeout = timeouts.keepAlive;
   server.headersTimeout = timeouts.clientHeader;
   server.requestTimeout = timeouts.request;
@@ -420,7 +448,6 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
 
   // pools of upstreams that left the configuration are closed once their requests finish
   const stopPruning = holder.onSwap((next) => {
-    if (!forwarder.prune) return;
     const active = new Set<string>();
     for (const route of next.routes) {
       const service = route.upstream;
@@ -432,7 +459,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       const balancer = balancers.get(service.balancer);
       for (const address of balancer?.addresses ?? []) active.add(address.forwardTarget(service, balancer!.spec.hostHeader).poolKey);
     }
-    forwarder.prune(active);
+    forwarder.prune?.(active);
+    grpcForwarder.prune(active);
   });
 
   options.metrics?.observeServer(() => ({ ...stats }));
@@ -463,6 +491,10 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     tlsServer = listener.server;
     tlsPort = listener.port;
   }
+  const streams =
+    options.streamListen && options.streamListen.length > 0
+      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log })
+      : null;
   return {
     server,
     holder,
@@ -472,15 +504,18 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     port: address.port,
     tlsServer,
     tlsPort,
+    streamPorts: streams?.ports ?? [],
     stats: () => ({ ...stats }),
     async close(graceMs = 0) {
       stopPruning();
       stopBalancing();
       stopHealthMetrics?.();
       balancers.close();
+      h2cServer?.close(graceMs);
+      await streams?.close();
       await Promise.all([closeServer(server, graceMs), tlsServer ? closeTlsListener(tlsServer, graceMs) : null]);
       upgrades.close();
-      await forwarder.close();
+      await Promise.all([forwarder.close(), grpcForwarder.close()]);
     },
   };
 }

@@ -34,6 +34,7 @@ export { BindCache } from './ldap-auth/bind-cache';
 export { parseLdapAuthorization, bindDn } from './ldap-auth/credentials';
 export * from './rate-limiting/schema';
 export { rateLimiting } from './rate-limiting';
+export { AddressSet } from './ip-restriction/address-trie';
 export { createRateLimiter, type RateLimiterOptions } from './rate-limiting/handler';
 export { LocalCounters } from './rate-limiting/local-counters';
 export type { PeriodLimit, Tally } from './rate-limiting/tally';

@@ -62,6 +62,8 @@ export interface TopologyOptions {
   env?: NodeJS.ProcessEnv;
   /** extra environment of the data planes only (in embedded mode, of the one process): the same for all, or per index */
   dataPlaneEnv?: NodeJS.ProcessEnv | ((index: number) => NodeJS.ProcessEnv);
+  /** Kong listen flags appended to each data plane's GATEHOUSE_PROXY_LISTEN (e.g. ' http2') */
+  proxyListenFlags?: string;
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
@@ -130,7 +132,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       ...dataPlaneEnvOf(opts, 0),
       GATEHOUSE_DATA_DIR: join(dir, 'node'),
       GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
-      GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}`,
+      GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}${opts.proxyListenFlags ?? ''}`,
       GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${ports[2]}`,
       GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(0)}`,
     };
@@ -148,7 +150,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       const env = {
         ...common,
         ...dataPlaneEnvOf(opts, i),
-        GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}`,
+        GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${proxyPort}${opts.proxyListenFlags ?? ''}`,
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
         GATEHOUSE_DATA_DIR: join(dir, `dp${i}`),
         GATEHOUSE_DATA_PLANE_ID: `e2e-dp-${i}`,

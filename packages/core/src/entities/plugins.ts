@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineEntity } from './definition';
 import { baseFieldsWithUpdate, nullableForeign, tags, utf8Name } from './fields';
 
-export const PLUGIN_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'udp', 'ws', 'wss'] as const;
+export const PLUGIN_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
 
 /**
  * The plugin entity. `config` is validated by the named plugin's own schema (see @gatehouse/plugins),

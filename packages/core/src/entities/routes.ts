@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { defineEntity } from './definition';
 import { baseFieldsWithUpdate, nullableForeign, tags, utf8Name } from './fields';
 import { linearRegexError } from './route-regex';
+import { grpcRouteDefaults, routeProtocolErrors } from './route-protocol-checks';
 
-export const ROUTE_PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'udp', 'ws', 'wss', 'tls_passthrough'] as const;
+/** Kong 3.9's eight protocols, in its (sorted) order; `ws`/`wss` are Kong Enterprise's and refused. */
+export const ROUTE_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
 
 /** A regex path (`~/…`) must compile on the linear-time engine (decision 17): 400 with `fields.paths` otherwise. */
 function refuseNonLinearRegex(path: string, ctx: z.RefinementCtx): void {
@@ -63,13 +65,6 @@ export const routes = defineEntity({
   uniques: ['name'],
   foreignKeys: [{ field: 'service', entity: 'services', onDelete: 'restrict', required: false }],
   updatedAt: true,
-  check: (e) => {
-    const protocols = (e.protocols as string[] | undefined) ?? ['http', 'https'];
-    const http = protocols.some((p) => p === 'http' || p === 'https');
-    const empty = (v: unknown) => v == null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
-    if (http && empty(e.methods) && empty(e.hosts) && empty(e.headers) && empty(e.paths)) {
-      return { '@entity': ["must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is 'http'"] };
-    }
-    return null;
-  },
+  normalizeInput: grpcRouteDefaults,
+  check: routeProtocolErrors,
 });

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { defineEntity } from './definition';
 import { baseFieldsWithUpdate, port, tags, timeout, utf8Name } from './fields';
 
-export const SERVICE_PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'udp', 'ws', 'wss'] as const;
+/** Kong 3.9's protocols (`ws`/`wss` are Kong Enterprise's and refused). */
+export const SERVICE_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
+/** protocols whose services carry no path, as Kong checks it */
+const PATHLESS = new Set(['tcp', 'tls', 'udp', 'grpc', 'grpcs']);
 
 export const serviceSchema = z
   .object({
@@ -38,7 +41,7 @@ export function expandServiceUrl(input: Record<string, unknown>): Record<string,
     return { ...rest, url };
   }
   const protocol = parsed.protocol.replace(/:$/, '');
-  const defaultPort = protocol === 'https' || protocol === 'grpcs' || protocol === 'wss' || protocol === 'tls' ? 443 : 80;
+  const defaultPort = protocol === 'https' || protocol === 'grpcs' || protocol === 'tls' ? 443 : 80;
   return {
     ...rest,
     protocol,
@@ -57,4 +60,8 @@ export const services = defineEntity({
   foreignKeys: [],
   updatedAt: true,
   normalizeInput: expandServiceUrl,
+  check: (e) =>
+    PATHLESS.has(String(e.protocol)) && e.path != null
+      ? { '@entity': ["failed conditional validation given value of field 'protocol'"], path: 'value must be null' }
+      : null,
 });

@@ -44,7 +44,7 @@ describe('kongSchemaOf (GET /schemas/{entity})', () => {
       type: 'string',
       required: true,
       default: 'http',
-      one_of: ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'udp', 'ws', 'wss'],
+      one_of: ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'],
     });
     expect(field(schema, 'port')).toEqual({ type: 'integer', required: true, default: 80, between: [0, 65535] });
     expect(field(schema, 'connect_timeout')).toEqual({ type: 'integer', required: true, default: 60000, between: [1, 2147483646] });
@@ -112,7 +112,7 @@ describe('kongPluginSchemaOf (GET /schemas/plugins/{name})', () => {
       required: true,
       default: ['grpc', 'grpcs', 'http', 'https'],
       len_min: 1,
-      elements: { type: 'string', required: true, one_of: ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'udp', 'ws', 'wss'] },
+      elements: { type: 'string', required: true, one_of: ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] },
     });
     const config = field(schema, 'config');
     expect(config.type).toBe('record');

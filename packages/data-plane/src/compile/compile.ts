@@ -72,7 +72,7 @@ export function instantiate(row: Plugin, find: (name: string) => PluginDefinitio
 }
 
 export function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, UpstreamSpec>, tls: UpstreamTls | null): UpstreamTarget {
-  const protocol = service.protocol === 'https' || service.protocol === 'wss' || service.protocol === 'grpcs' || service.protocol === 'tls' ? 'https' : 'http';
+  const protocol = service.protocol === 'https' || service.protocol === 'grpcs' || service.protocol === 'tls' ? 'https' : 'http';
   const host = service.host;
   const port = service.port ?? (protocol === 'https' ? 443 : 80);
   const hostForUrl = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
@@ -97,8 +97,9 @@ export function upstreamTarget(service: Service, upstreams: ReadonlyMap<string, 
   };
 }
 
+/** Routes of the HTTP listeners: `http`/`https` and `grpc`/`grpcs` (gRPC rides HTTP/2). */
 export function servesHttp(route: Route): boolean {
-  return (route.protocols ?? ['http', 'https']).some((p) => p === 'http' || p === 'https' || p === 'ws' || p === 'wss');
+  return (route.protocols ?? ['http', 'https']).some((p) => p === 'http' || p === 'https' || p === 'grpc' || p === 'grpcs');
 }
 
 /**
@@ -234,9 +235,11 @@ export function compileRoute(
     logChain: chain.some((step) => step.plugin.log !== undefined) ? chain.filter((step) => step.plugin.log !== undefined) : NO_STEPS,
     stripPath: route.strip_path !== false,
     preserveHost: route.preserve_host === true,
-    pathHandling: route.path_handling === 'v1' ? 'v1' : 'v0',
-    acceptsHttp: protocols.includes('http') || protocols.includes('ws'),
-    acceptsHttps: protocols.includes('https') || protocols.includes('wss'),
+    // Kong 3.9 joins `v1` paths as `v0` under the traditional_compatible router
+    pathHandling: 'v0',
+    acceptsHttp: protocols.includes('http') || protocols.includes('grpc'),
+    acceptsHttps: protocols.includes('https') || protocols.includes('grpcs'),
+    grpc: protocols.includes('grpc') || protocols.includes('grpcs'),
     httpsRedirectStatus: route.https_redirect_status_code ?? 426,
   };
 }

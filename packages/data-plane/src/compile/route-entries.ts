@@ -8,7 +8,7 @@ import type { CompiledRoute } from './types';
  * (all its regexes; its prefixes of one length), each with its own priority and its own id. Matchers are tried by
  * priority, highest first, and equal priorities by id, highest first (the ATC router keeps them in a map ordered by
  * (priority, uuid) and walks it backwards). The priority compares, in order:
- *   1. how many kinds of attributes the route sets (methods, hosts, headers, paths);
+ *   1. how many kinds of attributes the route sets (methods, hosts, headers, paths, snis);
  *   2. whether it has hosts and none is a wildcard;
  *   3. how many header names it sets;
  *   4. whether its paths are regexes;
@@ -22,6 +22,8 @@ export interface RouteEntry {
   methods: Set<string> | null;
   hosts: HostRule[] | null;
   headers: HeaderCondition[] | null;
+  /** `snis`, read only on TLS requests (Kong: `net.protocol != "https" || tls.sni == …`) */
+  snis: HostRule[] | null;
   /** prefix paths, all of one length */
   prefixes: string[] | null;
   /** regex paths, in the route's order (the first that matches gives the matched text) */
@@ -83,6 +85,15 @@ function hostRule(raw: string): HostRule {
   return { kind: EXACT, value: host, port };
 }
 
+/** Kong's SNI rule: `*.a.test` by suffix, `a.*` by prefix, else the name without a trailing dot. */
+function sniRule(raw: string): HostRule {
+  const sni = raw.toLowerCase();
+  if (sni.endsWith('*')) return { kind: PREFIX, value: sni.slice(0, -1), port: null };
+  const name = sni.length > 1 && sni.endsWith('.') ? sni.slice(0, -1) : sni;
+  if (name.startsWith('*')) return { kind: SUFFIX, value: name.slice(1), port: null };
+  return { kind: EXACT, value: name, port: null };
+}
+
 function headerConditions(headers: Record<string, string[]>): HeaderCondition[] {
   return Object.keys(headers).map((name) => {
     const values = new Set<string>();
@@ -124,12 +135,14 @@ export function entriesOf(route: CompiledRoute): RouteEntry[] {
   const hosts = nonEmpty(r.hosts) ? r.hosts.map(hostRule) : null;
   const headers = r.headers && Object.keys(r.headers).length > 0 ? headerConditions(r.headers) : null;
   const paths = nonEmpty(r.paths) ? r.paths : null;
+  const snis = nonEmpty(r.snis) ? r.snis.map(sniRule) : null;
   const base = {
     route,
     methods,
     hosts,
     headers,
-    weight: (methods ? 1 : 0) + (hosts ? 1 : 0) + (headers ? 1 : 0) + (paths ? 1 : 0),
+    snis,
+    weight: (methods ? 1 : 0) + (hosts ? 1 : 0) + (headers ? 1 : 0) + (paths ? 1 : 0) + (snis ? 1 : 0),
     plainHostsOnly: hosts !== null && hosts.every((h) => h.kind === EXACT),
     headerCount: headers?.length ?? 0,
     rank: 0,

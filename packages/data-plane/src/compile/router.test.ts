@@ -18,6 +18,30 @@ function matchName(routes: Route[], request: { method?: string; host?: string; p
 const route = (name: string, fields: Record<string, unknown>) => makeRoute({ name, service: { id: service.id }, ...fields });
 
 describe('router', () => {
+  it('matches snis on TLS requests only, and ranks a route with snis above one without (Kong: net.protocol != "https" || tls.sni)', () => {
+    const routes = [
+      route('any', { paths: ['/s'] }),
+      route('named', { protocols: ['http', 'https'], paths: ['/s'], snis: ['a.test', '*.wild.test', 'pre.*'] }),
+    ];
+    const router = routerOf(routes);
+    const sniName = (sni: string | undefined) => router.match('GET', undefined, '/s', {}, undefined, sni)?.route.route.name;
+    expect(sniName('a.test')).toBe('named');
+    expect(sniName('A.Test')).toBe('named');
+    expect(sniName('x.wild.test')).toBe('named');
+    expect(sniName('pre.anything')).toBe('named');
+    expect(sniName('other.test')).toBe('any');
+    expect(sniName('')).toBe('any');
+    // a plain request does not read snis
+    expect(sniName(undefined)).toBe('named');
+  });
+
+  it('routes grpc routes on the HTTP listeners', () => {
+    const routes = [route('grpc', { protocols: ['grpc', 'grpcs'], paths: ['/helloworld.Greeter/'], strip_path: false })];
+    const match = routerOf(routes).match('POST', undefined, '/helloworld.Greeter/SayHello', {});
+    expect(match?.route.grpc).toBe(true);
+    expect(match?.route.acceptsHttp).toBe(true);
+  });
+
   it('treats plain paths as raw string prefixes, not segments', () => {
     const routes = [route('foo', { paths: ['/foo'] })];
     expect(matchName(routes, { path: '/foo' })?.name).toBe('foo');

@@ -107,6 +107,8 @@ export class Router {
   private port: number | null = null;
   private path = '';
   private headers: RequestHeaders = NO_HEADERS;
+  /** the TLS server name of the request ('' without one); undefined on a plain request, where `snis` are not read */
+  private sni: string | undefined = undefined;
   private best: RouteEntry | null = null;
   private bestMatched = '';
   private bestPattern: LinearRegex | null = null;
@@ -141,10 +143,12 @@ export class Router {
   /**
    * The route for a request. `host` is the Host header as received (it may carry a port); `localPort` is the port the
    * request came in on, which a Host header without a port stands for. `headers` values that are arrays are the
-   * lines of a header sent several times.
+   * lines of a header sent several times. `sni` is the server name of a TLS request ('' when it sent none), and
+   * undefined for a plain one.
    */
-  match(method: string, host: string | undefined, path: string, headers: RequestHeaders, localPort?: number): RouteMatch | null {
+  match(method: string, host: string | undefined, path: string, headers: RequestHeaders, localPort?: number, sni?: string): RouteMatch | null {
     this.method = method;
+    this.sni = sni === undefined ? undefined : sni.toLowerCase();
     this.path = path;
     this.headers = headers;
     this.best = null;
@@ -233,6 +237,7 @@ export class Router {
   private accepts(entry: RouteEntry): boolean {
     if (entry.methods !== null && !entry.methods.has(this.method)) return false;
     if (entry.hosts !== null && !this.hostMatches(entry.hosts)) return false;
+    if (entry.snis !== null && this.sni !== undefined && !nameMatches(entry.snis, this.sni)) return false;
     return entry.headers === null || headersMatch(entry.headers, this.headers);
   }
 
@@ -244,6 +249,13 @@ export class Router {
     }
     return false;
   }
+}
+
+function nameMatches(rules: HostRule[], name: string): boolean {
+  for (const rule of rules) {
+    if (rule.kind === EXACT ? name === rule.value : rule.kind === SUFFIX ? name.endsWith(rule.value) : name.startsWith(rule.value)) return true;
+  }
+  return false;
 }
 
 function headersMatch(conditions: HeaderCondition[], headers: RequestHeaders): boolean {

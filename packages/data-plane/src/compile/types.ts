@@ -70,6 +70,8 @@ export interface CompiledRoute {
   pathHandling: 'v0' | 'v1';
   acceptsHttp: boolean;
   acceptsHttps: boolean;
+  /** a `grpc`/`grpcs` route: only gRPC requests (HTTP/2, `application/grpc…`) are proxied on it */
+  grpc: boolean;
   httpsRedirectStatus: number;
 }
 

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { Readable, pipeline } from 'node:stream';
 import type { PluginResponse } from '@gatehouse/plugins';
 import { stampGatewayResponse, type ExchangeTrace } from '../observe/exchange-trace';
+import { isGrpcExchange, sendGrpcAnswer } from '../grpc/grpc-status';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -36,6 +37,7 @@ export function sendFixed(res: ServerResponse, response: FixedResponse): void {
     res.destroy();
     return;
   }
+  if (isGrpcExchange(res.req)) return sendGrpcAnswer(res, response.status, response.headers, response.body);
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }
@@ -92,6 +94,7 @@ export function sendPluginResponse(res: ServerResponse, response: PluginResponse
   }
   if (response.body instanceof Readable) return streamPluginResponse(res, response, response.body);
   const { status, headers, body } = renderPluginResponse(response);
+  if (isGrpcExchange(res.req)) return sendGrpcAnswer(res, status, headers, body);
   res.writeHead(status, headers);
   res.end(body ?? undefined);
 }

@@ -70,7 +70,7 @@ export function compileTls(config: SnapshotConfig, services: readonly Service[],
   const cas = new Map((config.ca_certificates ?? []).map((c) => [c.id, c.cert]));
   const upstream = new Map<string, UpstreamTls>();
   for (const service of services) {
-    if (service.protocol !== 'https' && service.protocol !== 'grpcs' && service.protocol !== 'wss' && service.protocol !== 'tls') continue;
+    if (service.protocol !== 'https' && service.protocol !== 'grpcs' && service.protocol !== 'tls') continue;
     const ca: string[] = [];
     for (const id of service.ca_certificates ?? []) {
       const pem = cas.get(id);

@@ -1,0 +1,66 @@
+import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import type { UpstreamTarget } from '../compile/types';
+
+interface Session {
+  upstream: UdpSocket;
+  timer: NodeJS.Timeout;
+  target: UpstreamTarget;
+}
+
+/**
+ * UDP relaying for one listener: each client (address and port) gets a socket of its own towards the upstream chosen
+ * for its first datagram; replies go back to the client from the listener's socket. A session idle for the service's
+ * read timeout is closed.
+ */
+export class UdpSessions {
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly listener: UdpSocket,
+    private readonly route: (client: RemoteInfo) => { target: UpstreamTarget } | null,
+  ) {
+    listener.on('message', (message: Buffer, client: RemoteInfo) => this.relay(message, client));
+    listener.on('error', () => {});
+  }
+
+  private relay(message: Buffer, client: RemoteInfo): void {
+    const key = `${client.address}|${client.port}`;
+    let session = this.sessions.get(key);
+    if (session === undefined) {
+      const routed = this.route(client);
+      if (routed === null) return;
+      session = this.open(key, client, routed.target);
+    }
+    session.timer.refresh();
+    session.upstream.send(message, session.target.port, session.target.host);
+  }
+
+  private open(key: string, client: RemoteInfo, target: UpstreamTarget): Session {
+    const upstream = createSocket(isIPv6(target.host) ? 'udp6' : 'udp4');
+    const close = () => {
+      if (this.sessions.get(key) !== session) return;
+      this.sessions.delete(key);
+      clearTimeout(session.timer);
+      upstream.close();
+    };
+    const session: Session = { upstream, timer: setTimeout(close, target.readTimeout), target };
+    session.timer.unref();
+    upstream.on('message', (reply: Buffer) => {
+      session.timer.refresh();
+      this.listener.send(reply, client.port, client.address);
+    });
+    upstream.on('error', close);
+    this.sessions.set(key, session);
+    return session;
+  }
+
+  close(): void {
+    for (const session of this.sessions.values()) {
+      clearTimeout(session.timer);
+      session.upstream.close();
+    }
+    this.sessions.clear();
+    this.listener.close();
+  }
+}

@@ -1,0 +1,53 @@
+// gRPC figure: unary calls per second through a data plane (h2c listener, one gRPC route) against the same calls
+// made to the echo service directly, in alternating rounds (BENCH_ROUNDS). The client is @grpc/grpc-js in this
+// process, `connections` calls in flight on one channel. Target ≥ 0.5×.
+import { echoCaller } from '../e2e/support/grpc/echo-server';
+import { here, startScript } from './harness';
+
+/** Completed unary calls per second to `address` with `concurrency` calls in flight for `seconds`. */
+async function callsPerSecond(address: string, seconds: number, concurrency: number): Promise<{ rate: number; failures: number }> {
+  const caller = echoCaller(address);
+  await caller.unary({ text: 'warm' });
+  const until = Date.now() + seconds * 1000;
+  let done = 0;
+  let failures = 0;
+  const loop = async () => {
+    while (Date.now() < until) {
+      try {
+        await caller.unary({ text: 'bench' });
+        done++;
+      } catch {
+        failures++;
+      }
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  const rate = done / ((Date.now() - started) / 1000);
+  caller.close();
+  return { rate, failures };
+}
+
+export async function measureGrpc(opts: { seconds: number; connections: number; rounds: number }): Promise<void> {
+  const upstream = await startScript(here('servers/grpc-upstream.ts'));
+  const dp = await startScript(here('servers/dataplane-grpc.ts'), { UPSTREAM_PORT: String(upstream.port) });
+  try {
+    const direct: number[] = [];
+    const gateway: number[] = [];
+    let failures = 0;
+    for (let round = 0; round < opts.rounds; round++) {
+      const a = await callsPerSecond(`127.0.0.1:${upstream.port}`, opts.seconds, opts.connections);
+      const b = await callsPerSecond(`127.0.0.1:${dp.port}`, opts.seconds, opts.connections);
+      direct.push(a.rate);
+      gateway.push(b.rate);
+      failures += a.failures + b.failures;
+    }
+    const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+    const show = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+    console.log('');
+    console.log(`gRPC unary calls/s, ${opts.connections} in flight: direct ${mean(direct).toFixed(0)} (rounds ${show(direct)}); through the data plane ${mean(gateway).toFixed(0)} (rounds ${show(gateway)}); failures ${failures}`);
+    console.log(`gRPC unary through the data plane / direct: ${(mean(gateway) / mean(direct)).toFixed(2)}× (target ≥ 0.50×)`);
+  } finally {
+    await Promise.all([dp.stop(), upstream.stop()]);
+  }
+}
