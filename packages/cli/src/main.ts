@@ -12,6 +12,8 @@ import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
 import { runProxyWorker } from './proxy-worker-node';
 import { runConfigCommand } from './config-command';
+import { confPathOf, noticeLine, runCheckCommand, startRole } from './kong-settings/cli';
+import { applyKongSettings, type KongNotice } from './kong-settings';
 import { embeddedClusterSecret } from './embedded-secret';
 import { createLogger } from './logger';
 import { createNodeMetrics } from './node-metrics';
@@ -32,7 +34,12 @@ Commands:
   control-plane   the admin API over Postgres, publishing snapshots to Redis
   data-plane      a proxy fed by snapshots from Redis; no database access
   config          dump | validate | diff | apply a declarative configuration (gatehouse config help)
+  check <conf>    validate a kong.conf (with the KONG_* and GATEHOUSE_* environment over it)
   help            this text
+
+Options of start, control-plane and data-plane:
+  -c, --conf <path>   read Kong's settings from a kong.conf file (also GATEHOUSE_CONF); KONG_* variables are read
+                      too; GATEHOUSE_* variables win over both
 
 Environment:
 ${rows}
@@ -48,6 +55,13 @@ function clusterSecret(settings: Settings): string {
   throw new Error('GATEHOUSE_CLUSTER_SECRET is required when snapshots travel through Redis (the same value on every node)');
 }
 
+/** Applies kong.conf and KONG_* to process.env (variables already set win); returns what was not applied, to log once. */
+function adoptKongSettings(args: string[]): KongNotice[] {
+  const kong = applyKongSettings(process.env, confPathOf(args, process.env));
+  for (const [key, value] of Object.entries(kong.env)) if (process.env[key] === undefined) process.env[key] = value;
+  return kong.notices;
+}
+
 const show = (l: { host: string; port: number }) => `http://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
 async function run(command: string): Promise<void> {
@@ -60,8 +74,12 @@ async function run(command: string): Promise<void> {
     });
     return;
   }
-  const role = ROLES[command];
-  if (!role) {
+  if (command === 'check') {
+    process.exitCode = runCheckCommand(process.argv.slice(3), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env });
+    return;
+  }
+  const subcommandRole = ROLES[command];
+  if (!subcommandRole) {
     process.stdout.write(usage());
     process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
     return;
@@ -72,11 +90,15 @@ async function run(command: string): Promise<void> {
     const settings = readSettings(process.env, primaryRole);
     return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
   }
+  // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
+  const kongNotices = adoptKongSettings(process.argv.slice(3));
+  const role = command === 'start' ? startRole(process.env) : subcommandRole;
   const read = readSettings(process.env, role);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
   const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
   const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);
   const log = createLogger(settings.logLevel, role);
+  for (const notice of kongNotices) log.warn(noticeLine(notice), { setting: notice.name });
   const secret = clusterSecret(settings);
   const bus: ConfigBus = openBus(settings, log);
   const health = openHealthChannel(settings, log);

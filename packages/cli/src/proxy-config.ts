@@ -17,7 +17,7 @@ import { applyPurgeMessage, proxyCachePurgeChannel, type MemoryCacheStore } from
 import type { DataPlaneSyncOptions, HealthChannel } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import type { Logger } from './logger';
-import type { Settings } from './settings';
+import type { Listen, Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
 /** one per process: whatever loads a full configuration in it (the data plane, its primary, a proxy worker) */
@@ -48,6 +48,12 @@ export async function defaultProxyCertificate(settings: Settings): Promise<Retur
   return settings.proxyTlsCert && settings.proxyTlsKey ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey) : selfSignedDefault(settings.dataDir);
 }
 
+/** A listener with the Kong flags Node can honour: `backlog=N` and `reuseport` (Node 22.12 and later). */
+export function listenAddress(listen: Listen): { host: string; port: number; backlog?: number; reusePort?: boolean } {
+  const { host, port, flags } = listen;
+  return { host, port, ...(flags?.backlog != null ? { backlog: flags.backlog } : {}), ...(flags?.reuseport ? { reusePort: true } : {}) };
+}
+
 /** What the proxy server takes from the settings: the same for a data plane in one process and for a proxy worker. */
 export async function proxyServerSettings(
   settings: Settings,
@@ -56,8 +62,8 @@ export async function proxyServerSettings(
   Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
 > {
   return {
-    listen: settings.proxyListen,
-    tlsListen: settings.proxyTlsListen,
+    listen: listenAddress(settings.proxyListen),
+    tlsListen: settings.proxyTlsListen && listenAddress(settings.proxyTlsListen),
     defaultCertificate: await defaultProxyCertificate(settings),
     trustedIps: settings.trustedIps,
     underscoreHeaders: settings.underscoreHeaders,

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { parseByteSize } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
+import { parseListenEntry, type ListenFlags } from './listen-syntax';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -56,6 +57,8 @@ export interface Settings {
 export interface Listen {
   host: string;
   port: number;
+  /** Kong's listener flags written after the address (`reuseport`, `backlog=N`, …); absent when none */
+  flags?: ListenFlags;
 }
 
 /** One row per variable: the README's configuration table is generated from the same facts. */
@@ -91,12 +94,10 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
+/** `host:port`, optionally followed by Kong's listener flags (`0.0.0.0:8000 reuseport backlog=16384`). */
 export function parseListen(value: string, name: string): Listen {
-  const m = /^(.*):(\d+)$/.exec(value.trim());
-  if (!m) throw new Error(`${name} must be host:port, got '${value}'`);
-  const port = Number(m[2]);
-  if (port > 65535) throw new Error(`${name}: port out of range in '${value}'`);
-  return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port };
+  const { host, port, flags } = parseListenEntry(value, name);
+  return value.trim().includes(' ') ? { host, port, flags } : { host, port };
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
