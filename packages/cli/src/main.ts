@@ -10,6 +10,7 @@ import { openBus, openHealthChannel } from './bus';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
+import { adoptUpstreamCaBundle } from './proxy-config';
 import { runProxyWorker } from './proxy-worker-node';
 import { runConfigCommand } from './config-command';
 import { confPathOf, noticeLine, runCheckCommand, startRole } from './kong-settings/cli';
@@ -88,12 +89,14 @@ async function run(command: string): Promise<void> {
   const primaryRole = process.env[PROXY_WORKER_ENV];
   if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
     const settings = readSettings(process.env, primaryRole);
+    adoptUpstreamCaBundle(settings);
     return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
   }
   // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
   const kongNotices = adoptKongSettings(process.argv.slice(3));
   const role = command === 'start' ? startRole(process.env) : subcommandRole;
   const read = readSettings(process.env, role);
+  adoptUpstreamCaBundle(read);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
   const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
   const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);

@@ -1,4 +1,5 @@
 import type { Snapshot } from '@gatehouse/core';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
   AccessLog,
@@ -8,6 +9,7 @@ import {
   parseGatewayHeaders,
   readPemPair,
   selfSignedDefault,
+  setUpstreamCaBundle,
   type BalancerRegistry,
   type CompiledConfig,
   type ConfigHolder,
@@ -48,6 +50,19 @@ export async function defaultProxyCertificate(settings: Settings): Promise<Retur
   return settings.proxyTlsCert && settings.proxyTlsKey ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey) : selfSignedDefault(settings.dataDir);
 }
 
+/** Kong's lua_ssl_trusted_certificate (GATEHOUSE_UPSTREAM_CA_BUNDLE): read once per process, before any config compiles. */
+export function adoptUpstreamCaBundle(settings: Settings): void {
+  setUpstreamCaBundle(
+    settings.upstreamCaBundle.map((path) => {
+      try {
+        return readFileSync(path, 'utf8');
+      } catch (err) {
+        throw new Error(`GATEHOUSE_UPSTREAM_CA_BUNDLE: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }),
+  );
+}
+
 /** A listener with the Kong flags Node can honour: `backlog=N` and `reuseport` (Node 22.12 and later). */
 export function listenAddress(listen: Listen): { host: string; port: number; backlog?: number; reusePort?: boolean } {
   const { host, port, flags } = listen;
@@ -59,13 +74,14 @@ export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
+  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'realIp' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
 > {
   return {
     listen: listenAddress(settings.proxyListen),
     tlsListen: settings.proxyTlsListen && listenAddress(settings.proxyTlsListen),
     defaultCertificate: await defaultProxyCertificate(settings),
     trustedIps: settings.trustedIps,
+    realIp: settings.realIpHeader ? { header: settings.realIpHeader, recursive: settings.realIpRecursive } : null,
     underscoreHeaders: settings.underscoreHeaders,
     maxBufferedBody: settings.maxBufferedBody,
     headersTimeout: settings.clientHeaderTimeout,

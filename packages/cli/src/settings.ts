@@ -29,6 +29,12 @@ export interface Settings {
   dataPlaneId: string | null;
   /** CIDRs or addresses of proxies in front of the data plane whose X-Forwarded-For is believed */
   trustedIps: string[];
+  /** the header naming the client behind trusted proxies (Kong's real_ip_header); null: X-Forwarded-For, then X-Real-IP */
+  realIpHeader: string | null;
+  /** walk the header past trusted proxies (Kong's real_ip_recursive) */
+  realIpRecursive: boolean;
+  /** PEM files of CAs upstream certificates are verified against (Kong's lua_ssl_trusted_certificate); empty: the system's */
+  upstreamCaBundle: string[];
   /** DNS servers (`ip[:port]`) that resolve upstream targets given by name; empty = the system's resolver */
   dnsResolver: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -77,6 +83,10 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
+  { name: 'GATEHOUSE_REAL_IP_HEADER', default: 'unset (X-Forwarded-For, then X-Real-IP)', meaning: "the header that names the client when the peer is a trusted proxy (Kong's real_ip_header), read as nginx does: its last address" },
+  { name: 'GATEHOUSE_REAL_IP_RECURSIVE', default: 'off', meaning: "`on` walks GATEHOUSE_REAL_IP_HEADER right to left past trusted proxies (Kong's real_ip_recursive)" },
+  { name: 'GATEHOUSE_UPSTREAM_CA_BUNDLE', default: 'system', meaning: "comma-separated PEM files of CAs that upstream certificates are verified against when a service has tls_verify and no ca_certificates (Kong's lua_ssl_trusted_certificate; `system` = the system's store)" },
+  { name: 'GATEHOUSE_CONF', default: 'unset', meaning: "a kong.conf file whose Kong settings apply (also `--conf`); `KONG_*` variables are read as well, and GATEHOUSE_* variables win over both" },
   { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
   { name: 'GATEHOUSE_PROXY_TLS_LISTEN', default: '0.0.0.0:8443 (data_plane), 127.0.0.1:8443 (all)', meaning: 'proxy TLS address (TLS 1.2/1.3, HTTP/1.1 and HTTP/2); certificates by SNI from `certificates`/`snis`; `off` disables it' },
   { name: 'GATEHOUSE_PROXY_TLS_CERT', default: 'unset → a self-signed certificate made once in the data directory', meaning: 'PEM file of the default certificate served when no SNI matches (with GATEHOUSE_PROXY_TLS_KEY)' },
@@ -124,6 +134,15 @@ export function parseWorkers(value: string | undefined, cores: () => number = us
   return n;
 }
 
+/** GATEHOUSE_REAL_IP_HEADER: a header name; `proxy_protocol` is refused, the proxy does not read the PROXY protocol. */
+export function parseRealIpHeader(value: string | undefined): string | null {
+  if (value === undefined || value.trim() === '') return null;
+  const name = value.trim();
+  if (name === 'proxy_protocol') throw new Error('GATEHOUSE_REAL_IP_HEADER: proxy_protocol is not supported (the proxy does not read the PROXY protocol); name a header');
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new Error(`GATEHOUSE_REAL_IP_HEADER must be a header name, got '${value}'`);
+  return name;
+}
+
 export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
   const blank = (v: string | undefined) => (v === undefined || v === '' ? null : v);
   const status = env.GATEHOUSE_STATUS_LISTEN ?? (role === 'data_plane' ? '0.0.0.0:8100' : 'off');
@@ -149,6 +168,9 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     keyringSecret: blank(env.GATEHOUSE_KEYRING_SECRET),
     dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    realIpHeader: parseRealIpHeader(env.GATEHOUSE_REAL_IP_HEADER),
+    realIpRecursive: oneOf(env.GATEHOUSE_REAL_IP_RECURSIVE, ['on', 'off'] as const, 'off', 'GATEHOUSE_REAL_IP_RECURSIVE') === 'on',
+    upstreamCaBundle: (env.GATEHOUSE_UPSTREAM_CA_BUNDLE ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== 'system'),
     dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',

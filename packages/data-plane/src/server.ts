@@ -64,6 +64,8 @@ export interface DataPlaneServerOptions {
    * is the client IP. Empty by default: no proxy is trusted.
    */
   trustedIps?: readonly string[];
+  /** Kong's real_ip_header and real_ip_recursive (GATEHOUSE_REAL_IP_HEADER/_RECURSIVE); null: X-Forwarded-For, then X-Real-IP */
+  realIp?: { header: string; recursive: boolean } | null;
   /** keep client headers whose names contain `_` (GATEHOUSE_UNDERSCORE_HEADERS=on); dropped by default */
   underscoreHeaders?: boolean;
   /** the most a plugin may buffer of a request body, in bytes (GATEHOUSE_MAX_BUFFERED_BODY; default 8 MiB) */
@@ -174,7 +176,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const plainScheme = options.tls ? 'https' : 'http';
   let tlsPort: number | null = null;
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
-  const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
+  const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps, options.realIp ?? null) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
   const allowUnderscores = options.underscoreHeaders === true;
   // balancers follow the served config; registered before the pool pruning below, which reads them

@@ -18,8 +18,8 @@ function on(value: string | undefined, name: string): boolean {
  * sets the search path.
  */
 export function databaseSettings(kong: KongValues): Record<string, string> {
-  const get = (name: string) => kong.get(name)?.value;
-  const anyPg = DATABASE_NAMES.some((n) => n !== 'database' && kong.has(n));
+  const get = (name: string) => kong.get(name)?.value || undefined;
+  const anyPg = DATABASE_NAMES.some((n) => n !== 'database' && get(n) !== undefined);
   const database = get('database') ?? (anyPg ? 'postgres' : undefined);
   if (database === undefined) return {};
   if (database === 'off') return { GATEHOUSE_DATABASE: 'off' };

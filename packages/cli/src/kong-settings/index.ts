@@ -38,7 +38,8 @@ export function convertKongValues(values: KongValues): KongSettings {
     throw new Error(`${(err as Error).message} (from ${values.get('database')?.from ?? 'pg_* settings'})`);
   }
   for (const [name, { value, from }] of values) {
-    if (database.has(name)) continue;
+    // an empty value is an unset one, as in Kong
+    if (database.has(name) || value === '') continue;
     const convert = KONG_TO_GATEHOUSE[name];
     if (convert) {
       try {
