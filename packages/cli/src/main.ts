@@ -17,6 +17,8 @@ import { confPathOf, noticeLine, runCheckCommand, startRole } from './kong-setti
 import { applyKongSettings, type KongNotice } from './kong-settings';
 import { embeddedClusterSecret } from './embedded-secret';
 import { createLogger } from './logger';
+import { kongConfiguration } from './kong-settings/configuration';
+import { logLevelControl, openOperationsChannel } from './operations-channel';
 import { createNodeMetrics } from './node-metrics';
 import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
 import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
@@ -105,6 +107,7 @@ async function run(command: string): Promise<void> {
   const secret = clusterSecret(settings);
   const bus: ConfigBus = openBus(settings, log);
   const health = openHealthChannel(settings, log);
+  const operations = openOperationsChannel(settings, secret, settings.dataPlaneId, log);
   // oauth2 tokens live where every data plane sees them: Redis in a cluster, one shared store in one process
   const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
@@ -135,6 +138,7 @@ async function run(command: string): Promise<void> {
       await cp?.close();
       await bus.close();
       await health.close();
+      await operations.close();
       tokenRedis?.disconnect();
     } finally {
       process.stdout.write('stopped\n');
@@ -167,6 +171,8 @@ async function run(command: string): Promise<void> {
       extensions: [...(tokens ? [oauth2TokensExtension(tokens)] : []), ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : [])],
       health,
       metrics,
+      logLevel: logLevelControl(operations, settings.dataPlaneId, process.env.GATEHOUSE_DATABASE === 'off'),
+      configuration: kongConfiguration(settings, process.env),
       statusListener: role === 'control_plane',
       // with `start` the proxy takes the first snapshot and listens before the admin API opens: whoever sees the admin
       // API can use the proxy

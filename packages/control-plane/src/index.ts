@@ -19,3 +19,5 @@ export { metricsExtension } from './metrics/routes';
 export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOptions, type ControlPlaneStatusServer } from './http/status-listener';
 export * from './openapi';
 export { controlPlaneMigrations } from './node-migrations';
+export { mountLogLevelRoutes, type LogLevelControl, type LogLevelScope } from './operations/log-level-routes';
+export { kongTemplate } from './operations/node-routes';
