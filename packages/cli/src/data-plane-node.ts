@@ -1,3 +1,4 @@
+import { bundledPlugins } from '@gatehouse/plugins';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import {
@@ -84,7 +85,7 @@ export async function startDataPlaneNode(
       loadReclaimer.deltaApplied(delta);
     },
     relabel: (version) => holder.swap({ ...holder.current, version }),
-    ...syncReporting(holder, id, log),
+    ...syncReporting(holder, id, log, { labels: settings.dataPlaneLabels, plugins: bundledPlugins.map((p) => p.name) }),
   });
   // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
   await sync.restoreFromCache();

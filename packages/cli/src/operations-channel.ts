@@ -67,7 +67,7 @@ export function openOperationsChannel(settings: Settings, secret: string, nodeId
     if (m === null) return log.warn('operations channel: message refused (unsigned, signed with another secret, or malformed)');
     if (m.from === nodeId || !appliesTo(m.scope, settings.role)) return;
     setRuntimeLogLevel(m.level, m.timeout);
-    log.warn('log level changed', { level: m.level, timeout: m.timeout, from: m.from });
+    log.warn('log level changed', { log_level: m.level, timeout: m.timeout, from: m.from });
   });
   sub.subscribe(channel).catch((err: unknown) => log.warn('operations channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
   return {

@@ -6,7 +6,9 @@ import {
   compile,
   HealthReporter,
   LoadReclaimer,
+  parseErrorDefaultType,
   parseGatewayHeaders,
+  parseHeadersUpstream,
   readPemPair,
   selfSignedDefault,
   setUpstreamCaBundle,
@@ -15,7 +17,7 @@ import {
   type ConfigHolder,
   type DataPlaneServerOptions,
 } from '@gatehouse/data-plane';
-import { applyPurgeMessage, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
+import { applyPurgeMessage, bundledPlugins, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
 import type { DataPlaneSyncOptions, HealthChannel } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import type { Logger } from './logger';
@@ -74,7 +76,7 @@ export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'realIp' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers'>
+  Pick<DataPlaneServerOptions, 'listen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'realIp' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'errorDefaultType'>
 > {
   return {
     listen: listenAddress(settings.proxyListen),
@@ -87,7 +89,8 @@ export async function proxyServerSettings(
     headersTimeout: settings.clientHeaderTimeout,
     keepAliveTimeout: settings.keepaliveTimeout,
     log: { error: log.error, warn: log.warn },
-    headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
+    headers: { ...parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`), upstreamRequestId: parseHeadersUpstream(settings.headersUpstream) },
+    errorDefaultType: parseErrorDefaultType(settings.errorDefaultType ?? undefined),
   };
 }
 
@@ -113,11 +116,12 @@ export function syncReporting(
   holder: ConfigHolder,
   id: string,
   log: Logger,
+  reported: { labels: Record<string, string>; plugins: string[] } = { labels: {}, plugins: bundledPlugins.map((p) => p.name) },
 ): Pick<DataPlaneSyncOptions, 'currentVersion' | 'currentHash' | 'identity' | 'logger' | 'onApplied'> {
   return {
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
-    identity: { id, version: GATEHOUSE_VERSION },
+    identity: { id, version: GATEHOUSE_VERSION, labels: reported.labels, plugins: reported.plugins },
     logger: log,
     onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
   };

@@ -54,6 +54,12 @@ export interface Settings {
   adminHosts: string[];
   /** Kong's `headers` setting: which headers the gateway adds to responses */
   headers: string;
+  /** Kong's `headers_upstream`: `X-Kong-Request-Id` or `off` */
+  headersUpstream: string;
+  /** Kong's `error_default_type`: the body type of the gateway's errors for requests without `Accept`; null = JSON */
+  errorDefaultType: string | null;
+  /** Kong's `cluster_dp_labels` of this data plane (`name:value`, comma-separated) */
+  dataPlaneLabels: Record<string, string>;
   /** the proxy's access log: `stdout`, a file path, or null (off) */
   accessLog: string | null;
   /** proxy worker processes per data plane (1 = the proxy runs in the node's one process) */
@@ -86,6 +92,9 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_REAL_IP_HEADER', default: 'unset (X-Forwarded-For, then X-Real-IP)', meaning: "the header that names the client when the peer is a trusted proxy (Kong's real_ip_header), read as nginx does: its last address" },
   { name: 'GATEHOUSE_REAL_IP_RECURSIVE', default: 'off', meaning: "`on` walks GATEHOUSE_REAL_IP_HEADER right to left past trusted proxies (Kong's real_ip_recursive)" },
   { name: 'GATEHOUSE_UPSTREAM_CA_BUNDLE', default: 'system', meaning: "comma-separated PEM files of CAs that upstream certificates are verified against when a service has tls_verify and no ca_certificates (Kong's lua_ssl_trusted_certificate; `system` = the system's store)" },
+  { name: 'GATEHOUSE_HEADERS_UPSTREAM', default: 'X-Kong-Request-Id', meaning: "headers the gateway adds to upstream requests (Kong's `headers_upstream`): `X-Kong-Request-Id` or `off`" },
+  { name: 'GATEHOUSE_ERROR_DEFAULT_TYPE', default: 'unset (application/json)', meaning: "body type of the gateway's own errors for requests without `Accept` (Kong's `error_default_type`): `application/json`, `text/html`, `application/xml` or `text/plain`" },
+  { name: 'GATEHOUSE_CLUSTER_DP_LABELS', default: 'unset (none)', meaning: "a data plane's labels (Kong's `cluster_dp_labels`), `name:value` comma-separated, shown in `GET /clustering/data-planes`" },
   { name: 'GATEHOUSE_CONF', default: 'unset', meaning: "a kong.conf file whose Kong settings apply (also `--conf`); `KONG_*` variables are read as well, and GATEHOUSE_* variables win over both" },
   { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
   { name: 'GATEHOUSE_PROXY_TLS_LISTEN', default: '0.0.0.0:8443 (data_plane), 127.0.0.1:8443 (all)', meaning: 'proxy TLS address (TLS 1.2/1.3, HTTP/1.1 and HTTP/2); certificates by SNI from `certificates`/`snis`; `off` disables it' },
@@ -132,6 +141,20 @@ export function parseWorkers(value: string | undefined, cores: () => number = us
   const n = Number(value.trim());
   if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`GATEHOUSE_WORKERS must be a whole number from 1 to 256, got '${value}'`);
   return n;
+}
+
+/** GATEHOUSE_CLUSTER_DP_LABELS (Kong's cluster_dp_labels): `name:value` pairs, comma-separated, Kong's character rules. */
+export function parseDataPlaneLabels(value: string | undefined): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of (value ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf(':');
+    const name = pair.slice(0, at);
+    const text = pair.slice(at + 1);
+    const valid = /^[a-zA-Z0-9]([a-zA-Z0-9._:-]{0,61}[a-zA-Z0-9])?$/;
+    if (at <= 0 || !valid.test(name) || !valid.test(text) || name.startsWith('kong')) throw new Error(`GATEHOUSE_CLUSTER_DP_LABELS: invalid label '${pair}' (name:value, letters, digits, '.', '-', '_', ':', names not starting with 'kong')`);
+    labels[name] = text;
+  }
+  return labels;
 }
 
 /** GATEHOUSE_REAL_IP_HEADER: a header name; `proxy_protocol` is refused, the proxy does not read the PROXY protocol. */
@@ -181,6 +204,9 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
     adminHosts: parseAdminHosts(env.GATEHOUSE_ADMIN_HOSTS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
+    headersUpstream: env.GATEHOUSE_HEADERS_UPSTREAM ?? 'X-Kong-Request-Id',
+    errorDefaultType: env.GATEHOUSE_ERROR_DEFAULT_TYPE || null,
+    dataPlaneLabels: parseDataPlaneLabels(env.GATEHOUSE_CLUSTER_DP_LABELS),
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
     workers: parseWorkers(env.GATEHOUSE_WORKERS),
   };

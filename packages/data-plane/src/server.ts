@@ -26,7 +26,8 @@ import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 import { normalizePath } from './proxy/normalize-path';
-import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, type FixedResponse } from './proxy/responses';
+import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, setErrorDefaultType, type FixedResponse } from './proxy/responses';
+import type { ErrorBodyType } from './proxy/error-bodies';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
 import type { UpstreamResponse } from '@gatehouse/plugins';
@@ -83,6 +84,8 @@ export interface DataPlaneServerOptions {
   balancer?: BalancerRegistryOptions;
   /** which headers the gateway adds (GATEHOUSE_HEADERS); Kong's default set when absent */
   headers?: GatewayHeaders;
+  /** the body type of the gateway's own errors when a request has no `Accept` (Kong's error_default_type); default JSON */
+  errorDefaultType?: ErrorBodyType;
   /** one JSON line per request; none when absent */
   accessLog?: AccessLog | null;
   /** the node's metrics: connection counts, and the series the `prometheus` plugin records */
@@ -167,6 +170,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const runtime: PluginRuntime = options.runtime ?? {};
   if (options.metrics) runtime.exchangeMetrics = options.metrics.exchange;
   const gatewayHeaders = options.headers ?? defaultGatewayHeaders();
+  setErrorDefaultType(options.errorDefaultType ?? 'application/json');
   const observer = new ExchangeObserver(options.accessLog ?? null, log);
   // one buffered-body limit (GATEHOUSE_MAX_BUFFERED_BODY) for request bodies, plugins' body phases and the forwarder
   const bodyLimit = options.maxBufferedBody ?? runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { parseErrorDefaultType, parseGatewayHeaders, parseHeadersUpstream } from '@gatehouse/data-plane';
 import { readSettings, type Role } from '../settings';
 import { applyKongSettings, type KongNotice } from './index';
 
@@ -55,7 +56,11 @@ export function runCheckCommand(args: readonly string[], io: CheckIo): number {
     const kong = applyKongSettings(io.env, path);
     for (const n of kong.notices) io.stderr(`${noticeLine(n)}\n`);
     const role = startRole(kong.env);
-    readSettings(kong.env, role);
+    const settings = readSettings(kong.env, role);
+    // what the proxy reads at start, checked here too
+    parseGatewayHeaders(settings.headers, 'gatehouse');
+    parseHeadersUpstream(settings.headersUpstream);
+    parseErrorDefaultType(settings.errorDefaultType ?? undefined);
   } catch (err) {
     io.stderr(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
