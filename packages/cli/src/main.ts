@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { Redis } from 'ioredis';
+import { openRedis } from '@gatehouse/sync';
 import { openBus, openHealthChannel } from './bus';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
@@ -109,7 +109,7 @@ async function run(command: string): Promise<void> {
   const health = openHealthChannel(settings, log);
   const operations = openOperationsChannel(settings, secret, settings.dataPlaneId, log);
   // oauth2 tokens live where every data plane sees them: Redis in a cluster, one shared store in one process
-  const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
+  const tokenRedis = settings.redisUrl && role !== 'data_plane' ? openRedis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
   if (tokenRedis) metrics.watchRedis(tokenRedis);
   // tokens an earlier release kept in clear go once, in the background

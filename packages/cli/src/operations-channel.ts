@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import { openRedis } from '@gatehouse/sync';
 import type { LogLevelControl, LogLevelScope } from '@gatehouse/control-plane';
 import { currentLogLevel, KONG_LOG_LEVELS, setRuntimeLogLevel, type KongLogLevel, type Logger } from './logger';
 import type { Role, Settings } from './settings';
@@ -58,8 +58,8 @@ export function openOperationsChannel(settings: Settings, secret: string, nodeId
     return { publish: async (m) => void local.emit('message', m), close: async () => void local.removeAllListeners() };
   }
   const channel = `${settings.redisPrefix}operations`;
-  const pub = new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 });
-  const sub = new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
+  const pub = openRedis(settings.redisUrl, { maxRetriesPerRequest: 1 });
+  const sub = openRedis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
   pub.on('error', () => {});
   sub.on('error', () => {});
   sub.on('message', (_channel: string, raw: string) => {

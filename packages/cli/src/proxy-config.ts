@@ -19,7 +19,8 @@ import {
 } from '@gatehouse/data-plane';
 import { applyPurgeMessage, bundledPlugins, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
 import type { DataPlaneSyncOptions, HealthChannel } from '@gatehouse/sync';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Listen, Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -106,7 +107,7 @@ export function openAccessLog(settings: Settings, log: Logger): AccessLog | null
  */
 export function pluginRedis(settings: Settings): Redis | null {
   if (!settings.redisUrl) return null;
-  const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) });
+  const redis = openRedis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) });
   redis.on('error', () => {});
   return redis;
 }
@@ -130,7 +131,7 @@ export function syncReporting(
 /** proxy-cache purges from the admin API, over Redis pub/sub, applied to the node's memory cache; null without Redis */
 export function subscribeCachePurges(settings: Settings, cache: MemoryCacheStore, log: Logger): Redis | null {
   if (!settings.redisUrl) return null;
-  const purges = new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
+  const purges = openRedis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
   purges.on('error', () => {});
   purges.on('message', (_channel: string, message: string) => applyPurgeMessage(cache, message));
   purges.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));
