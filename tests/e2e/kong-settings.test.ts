@@ -31,11 +31,13 @@ describe("gatehouse started from Kong's kong.conf defaults and docker-compose en
   let adminUrl: string;
   let proxyUrl: string;
   let statusUrl: string;
+  let dbUrl: string;
 
   beforeAll(async () => {
     db = await createTestDatabase({ prefix: 'kong_settings' });
     upstream = await startEchoUpstream();
     prefix = mkdtempSync(join(tmpdir(), 'gatehouse-kong-prefix-'));
+    dbUrl = db.url;
     const url = new URL(db.url);
     writeFileSync(join(prefix, 'pg_password'), `${decodeURIComponent(url.password)}\n`);
     const [proxyPort, adminPort, statusPort] = await freePorts(3);
@@ -79,6 +81,12 @@ describe("gatehouse started from Kong's kong.conf defaults and docker-compose en
     expect(node.stdout()).toContain('database: postgres');
     const root = await fetch(`${adminUrl}/`);
     expect(root.status).toBe(200);
+    // what Kong Manager's Overview shows: the datastore and the ports
+    const { configuration } = (await root.json()) as { configuration: Record<string, any> };
+    const db = new URL(dbUrl);
+    expect(configuration).toMatchObject({ database: 'postgres', pg_host: db.hostname, pg_port: Number(db.port || 5432), pg_database: db.pathname.slice(1), router_flavor: 'traditional_compatible', role: 'traditional' });
+    expect(configuration.proxy_listeners[0]).toMatchObject({ port: Number(new URL(proxyUrl).port), reuseport: true, backlog: '=16384' });
+    expect(configuration.admin_listeners[0]).toMatchObject({ port: Number(new URL(adminUrl).port) });
     expect((await fetch(`${statusUrl}/status`)).status).toBe(200);
     // the data directory is Kong's prefix
     expect(readdirSync(prefix).length).toBeGreaterThan(1);
