@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { controlPlaneMigrations, keyringFromSecret, oauth2TokensExtension, proxyCacheExtension, tlsExtension } from '@gatehouse/control-plane';
+import { request as httpsRequest } from 'node:https';
+import { controlPlaneMigrations, keyringFromSecret, oauth2TokensExtension, proxyCacheExtension, startAdminServer, tlsExtension } from '@gatehouse/control-plane';
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore } from '@gatehouse/plugins';
 import { currentLogLevel, createLogger } from '../../packages/cli/src/logger';
 import { logLevelControl, openOperationsChannel } from '../../packages/cli/src/operations-channel';
@@ -167,5 +168,25 @@ describe('oauth2 token routes', () => {
     const refused = await http().post('/oauth2_tokens').send({ credential: { id: svc.id } });
     expect(refused.status).toBe(400);
     expect(refused.body.fields).toHaveProperty('credential');
+  });
+});
+
+describe('admin API over TLS', () => {
+  it("serves the admin API on a TLS listener (Kong's admin_listen … ssl)", async () => {
+    const pem = new CertificateFactory().selfSigned(['localhost']);
+    const server = await startAdminServer(admin.app, '127.0.0.1:0', pem);
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port: server.port, path: '/status', rejectUnauthorized: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });

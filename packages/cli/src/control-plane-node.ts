@@ -22,7 +22,7 @@ import {
   type AdminServer,
   type Database,
 } from '@gatehouse/control-plane';
-import { applyDelta, compile, type CompiledConfig } from '@gatehouse/data-plane';
+import { applyDelta, compile, readPemPair, selfSignedDefault, type CompiledConfig } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
@@ -116,7 +116,9 @@ export async function startControlPlaneNode(
   });
   await publisher.start();
   await opts.beforeAdminListens?.();
-  const admin = await startAdminServer(app, listenText(settings.adminListen));
+  // Kong's `admin_listen … ssl`: the configured pair, else the data directory's self-signed one
+  const adminTls = settings.adminListen.flags?.ssl ? (settings.adminTlsCert && settings.adminTlsKey ? readPemPair(settings.adminTlsCert, settings.adminTlsKey) : await selfSignedDefault(settings.dataDir)) : undefined;
+  const admin = await startAdminServer(app, listenText(settings.adminListen), adminTls);
   const status =
     opts.statusListener && settings.statusListen
       ? await startControlPlaneStatusServer({

@@ -181,7 +181,8 @@ async function run(command: string): Promise<void> {
     const exposure = adminExposureWarning(settings);
     if (exposure) log.warn(exposure);
     if (cp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: cp.status.host, port: cp.status.port })}\n`);
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
+    const adminUrl = show({ host: cp.admin.host, port: cp.admin.port }).replace(/^http:/, settings.adminListen.flags?.ssl ? 'https:' : 'http:');
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${adminUrl} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   } else {
     await startProxy();
   }

@@ -18,6 +18,9 @@ export interface Settings {
   /** default certificate and key files for the TLS listener; null = a self-signed one in the data directory */
   proxyTlsCert: string | null;
   proxyTlsKey: string | null;
+  /** certificate and key files of the admin API over TLS (`GATEHOUSE_ADMIN_LISTEN … ssl`); null = the self-signed one */
+  adminTlsCert: string | null;
+  adminTlsKey: string | null;
   databaseUrl: string | null;
   dataDir: string;
   redisUrl: string | null;
@@ -95,6 +98,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_HEADERS_UPSTREAM', default: 'X-Kong-Request-Id', meaning: "headers the gateway adds to upstream requests (Kong's `headers_upstream`): `X-Kong-Request-Id` or `off`" },
   { name: 'GATEHOUSE_ERROR_DEFAULT_TYPE', default: 'unset (application/json)', meaning: "body type of the gateway's own errors for requests without `Accept` (Kong's `error_default_type`): `application/json`, `text/html`, `application/xml` or `text/plain`" },
   { name: 'GATEHOUSE_CLUSTER_DP_LABELS', default: 'unset (none)', meaning: "a data plane's labels (Kong's `cluster_dp_labels`), `name:value` comma-separated, shown in `GET /clustering/data-planes`" },
+  { name: 'GATEHOUSE_ADMIN_TLS_CERT', default: 'unset → the self-signed certificate of the data directory', meaning: "PEM files of the admin API's certificate and key (with GATEHOUSE_ADMIN_TLS_KEY) when GATEHOUSE_ADMIN_LISTEN has the `ssl` flag (Kong's admin_ssl_cert)" },
   { name: 'GATEHOUSE_CONF', default: 'unset', meaning: "a kong.conf file whose Kong settings apply (also `--conf`); `KONG_*` variables are read as well, and GATEHOUSE_* variables win over both" },
   { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
   { name: 'GATEHOUSE_PROXY_TLS_LISTEN', default: '0.0.0.0:8443 (data_plane), 127.0.0.1:8443 (all)', meaning: 'proxy TLS address (TLS 1.2/1.3, HTTP/1.1 and HTTP/2); certificates by SNI from `certificates`/`snis`; `off` disables it' },
@@ -181,6 +185,8 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     proxyTlsListen: tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN'),
     proxyTlsCert: tlsCert,
     proxyTlsKey: tlsKey,
+    adminTlsCert: blank(env.GATEHOUSE_ADMIN_TLS_CERT),
+    adminTlsKey: blank(env.GATEHOUSE_ADMIN_TLS_KEY),
     databaseUrl: blank(env.DATABASE_URL),
     dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
     redisUrl: blank(env.REDIS_URL),

@@ -24,8 +24,11 @@ export function proxyListeners(value: string, note: Note): Record<string, string
   return out;
 }
 
-/** A listener of which Gatehouse opens one plain entry (`admin_listen`, `status_listen`); `off` passes through where allowed. */
-export function singleListener(name: string, target: string, offAllowed: boolean): (value: string, note: Note) => Record<string, string> {
+/**
+ * A listener of which Gatehouse opens one entry (`admin_listen`, `status_listen`): the first plain one, else (where
+ * `tlsAllowed`) the first with `ssl`; `off` passes through where allowed.
+ */
+export function singleListener(name: string, target: string, offAllowed: boolean, tlsAllowed = false): (value: string, note: Note) => Record<string, string> {
   return (value, note) => {
     const entries = parseListenList(value, name);
     if (entries === null) {
@@ -34,9 +37,9 @@ export function singleListener(name: string, target: string, offAllowed: boolean
       return {};
     }
     const plain = entries.filter((e) => !e.flags.ssl);
-    const chosen = plain[0];
+    const chosen = plain[0] ?? (tlsAllowed ? entries[0] : undefined);
     const rest = entries.filter((e) => e !== chosen);
-    if (rest.length > 0) note(`one plain listener is opened; not opened: ${describe(rest)}${rest.some((e) => e.flags.ssl) ? ' (no TLS on this listener)' : ''}`);
+    if (rest.length > 0) note(`one listener is opened; not opened: ${describe(rest)}${!tlsAllowed && rest.some((e) => e.flags.ssl) ? ' (no TLS on this listener)' : ''}`);
     return chosen ? { [target]: formatListenEntry(chosen) } : {};
   };
 }
