@@ -18,10 +18,11 @@ import {
   tlsExtension,
   type AdminApp,
   type AdminContext,
+  type LogLevelControl,
   type AdminServer,
   type Database,
 } from '@gatehouse/control-plane';
-import { applyDelta, compile, type CompiledConfig } from '@gatehouse/data-plane';
+import { applyDelta, compile, readPemPair, selfSignedDefault, type CompiledConfig } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import type { Logger } from './logger';
@@ -56,6 +57,10 @@ export async function startControlPlaneNode(
     /** run the control plane's own status listener on GATEHOUSE_STATUS_LISTEN (`start` gives it to the data plane) */
     statusListener?: boolean;
     health?: HealthChannel | null;
+    /** the node's log level and the channel that carries changes (Kong's /debug/…/log-level) */
+    logLevel?: LogLevelControl;
+    /** Kong `configuration` keys for GET / */
+    configuration?: Record<string, unknown>;
     /** runs once snapshots are published and before the admin API opens (`start`: the proxy listens first) */
     beforeAdminListens?: () => Promise<void>;
   } = {},
@@ -91,6 +96,8 @@ export async function startControlPlaneNode(
     configBodyLimit: settings.adminMaxConfigBody,
     adminHosts: settings.adminHosts,
     health: opts.health ?? null,
+    logLevel: opts.logLevel,
+    configuration: opts.configuration,
     extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.metrics ? [metricsExtension(opts.metrics.exposed)] : []), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
@@ -109,7 +116,9 @@ export async function startControlPlaneNode(
   });
   await publisher.start();
   await opts.beforeAdminListens?.();
-  const admin = await startAdminServer(app, listenText(settings.adminListen));
+  // Kong's `admin_listen … ssl`: the configured pair, else the data directory's self-signed one
+  const adminTls = settings.adminListen.flags?.ssl ? (settings.adminTlsCert && settings.adminTlsKey ? readPemPair(settings.adminTlsCert, settings.adminTlsKey) : await selfSignedDefault(settings.dataDir)) : undefined;
+  const admin = await startAdminServer(app, listenText(settings.adminListen), adminTls);
   const status =
     opts.statusListener && settings.statusListen
       ? await startControlPlaneStatusServer({

@@ -80,7 +80,7 @@ export async function startDataPlaneNode(
       loadReclaimer.deltaApplied(delta);
     },
     relabel: (version) => holder.swap({ ...holder.current, version }),
-    ...syncReporting(holder, id, log),
+    ...syncReporting(holder, id, log, { labels: settings.dataPlaneLabels, plugins: bundledPlugins.map((p) => p.name) }),
   });
   // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
   await sync.restoreFromCache();

@@ -1,3 +1,4 @@
+import { bundledPlugins } from '@gatehouse/plugins';
 import { join } from 'node:path';
 import {
   BalancerRegistry,
@@ -95,7 +96,7 @@ export async function startDataPlanePrimary(
       holder.swap({ ...holder.current, version });
       pool.publishChange({ kind: 'relabel', version }, currentSnapshot);
     },
-    ...syncReporting(holder, id, log),
+    ...syncReporting(holder, id, log, { labels: settings.dataPlaneLabels, plugins: bundledPlugins.map((p) => p.name) }),
   });
   // the config is in place before any worker opens the ports: the cache, then the bus's latest (the workers take a
   // moment to start, and the first to listen must not serve an empty config while the others start)

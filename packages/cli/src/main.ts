@@ -5,16 +5,22 @@ import { randomUUID } from 'node:crypto';
 import { acmeExtension, oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
 import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
+import { openRedis } from '@gatehouse/sync';
 import { Redis } from 'ioredis';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
 import { startDeclarativeNode, type DeclarativeNode } from './declarative-node';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
+import { adoptUpstreamCaBundle } from './proxy-config';
 import { runProxyWorker } from './proxy-worker-node';
 import { runConfigCommand } from './config-command';
+import { confPathOf, noticeLine, runCheckCommand, startRole } from './kong-settings/cli';
+import { applyKongSettings, type KongNotice } from './kong-settings';
 import { embeddedClusterSecret } from './embedded-secret';
 import { createLogger } from './logger';
+import { kongConfiguration } from './kong-settings/configuration';
+import { logLevelControl, openOperationsChannel } from './operations-channel';
 import { createNodeMetrics } from './node-metrics';
 import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
 import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
@@ -33,7 +39,12 @@ Commands:
   control-plane   the admin API over Postgres, publishing snapshots to Redis
   data-plane      a proxy fed by snapshots from Redis; no database access
   config          dump | validate | diff | apply a declarative configuration (gatehouse config help)
+  check <conf>    validate a kong.conf (with the KONG_* and GATEHOUSE_* environment over it)
   help            this text
+
+Options of start, control-plane and data-plane:
+  -c, --conf <path>   read Kong's settings from a kong.conf file (also GATEHOUSE_CONF); KONG_* variables are read
+                      too; GATEHOUSE_* variables win over both
 
 Environment:
 ${rows}
@@ -49,6 +60,13 @@ function clusterSecret(settings: Settings): string {
   throw new Error('GATEHOUSE_CLUSTER_SECRET is required when snapshots travel through Redis (the same value on every node)');
 }
 
+/** Applies kong.conf and KONG_* to process.env (variables already set win); returns what was not applied, to log once. */
+function adoptKongSettings(args: string[]): KongNotice[] {
+  const kong = applyKongSettings(process.env, confPathOf(args, process.env));
+  for (const [key, value] of Object.entries(kong.env)) if (process.env[key] === undefined) process.env[key] = value;
+  return kong.notices;
+}
+
 const show = (l: { host: string; port: number }) => `http://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
 async function run(command: string): Promise<void> {
@@ -61,8 +79,12 @@ async function run(command: string): Promise<void> {
     });
     return;
   }
-  const role = ROLES[command];
-  if (!role) {
+  if (command === 'check') {
+    process.exitCode = runCheckCommand(process.argv.slice(3), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env });
+    return;
+  }
+  const subcommandRole = ROLES[command];
+  if (!subcommandRole) {
     process.stdout.write(usage());
     process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
     return;
@@ -73,18 +95,25 @@ async function run(command: string): Promise<void> {
   const primaryRole = process.env[PROXY_WORKER_ENV];
   if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
     const settings = readSettings(process.env, primaryRole);
+    adoptUpstreamCaBundle(settings);
     return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
   }
+  // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
+  const kongNotices = adoptKongSettings(process.argv.slice(3));
+  const role = command === 'start' ? startRole(process.env) : subcommandRole;
   const read = readSettings(process.env, role);
+  adoptUpstreamCaBundle(read);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
   const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
   const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);
   const log = createLogger(settings.logLevel, role);
+  for (const notice of kongNotices) log.warn(noticeLine(notice), { setting: notice.name });
   const secret = clusterSecret(settings);
   const bus: ConfigBus = openBus(settings, log);
   const health = openHealthChannel(settings, log);
+  const operations = openOperationsChannel(settings, secret, settings.dataPlaneId, log);
   // oauth2 tokens live where every data plane sees them: Redis in a cluster, one shared store in one process
-  const tokenRedis = settings.redisUrl && role !== 'data_plane' ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
+  const tokenRedis = settings.redisUrl && role !== 'data_plane' ? openRedis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
   if (tokenRedis) metrics.watchRedis(tokenRedis);
   // tokens an earlier release kept in clear go once, in the background
@@ -115,6 +144,7 @@ async function run(command: string): Promise<void> {
       await declarative?.close();
       await bus.close();
       await health.close();
+      await operations.close();
       tokenRedis?.disconnect();
     } finally {
       process.stdout.write('stopped\n');
@@ -164,6 +194,8 @@ async function run(command: string): Promise<void> {
       ],
       health,
       metrics,
+      logLevel: logLevelControl(operations, settings.dataPlaneId, process.env.GATEHOUSE_DATABASE === 'off'),
+      configuration: kongConfiguration(settings, process.env),
       statusListener: role === 'control_plane',
       // with `start` the proxy takes the first snapshot and listens before the admin API opens: whoever sees the admin
       // API can use the proxy
@@ -172,7 +204,8 @@ async function run(command: string): Promise<void> {
     const exposure = adminExposureWarning(settings);
     if (exposure) log.warn(exposure);
     if (cp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: cp.status.host, port: cp.status.port })}\n`);
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show({ host: cp.admin.host, port: cp.admin.port })} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
+    const adminUrl = show({ host: cp.admin.host, port: cp.admin.port }).replace(/^http:/, settings.adminListen.flags?.ssl ? 'https:' : 'http:');
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${adminUrl} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   } else {
     await startProxy();
   }

@@ -1,23 +1,28 @@
 import type { Snapshot } from '@gatehouse/core';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import {
   AccessLog,
   compile,
   HealthReporter,
   LoadReclaimer,
+  parseErrorDefaultType,
   parseGatewayHeaders,
+  parseHeadersUpstream,
   readPemPair,
   selfSignedDefault,
+  setUpstreamCaBundle,
   type BalancerRegistry,
   type CompiledConfig,
   type ConfigHolder,
   type DataPlaneServerOptions,
 } from '@gatehouse/data-plane';
-import { applyPurgeMessage, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
+import { applyPurgeMessage, bundledPlugins, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
 import type { DataPlaneSyncOptions, HealthChannel } from '@gatehouse/sync';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis } from '@gatehouse/sync';
 import type { Logger } from './logger';
-import type { Settings } from './settings';
+import type { Listen, Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
 
 /** one per process: whatever loads a full configuration in it (the data plane, its primary, a proxy worker) */
@@ -48,26 +53,47 @@ export async function defaultProxyCertificate(settings: Settings): Promise<Retur
   return settings.proxyTlsCert && settings.proxyTlsKey ? readPemPair(settings.proxyTlsCert, settings.proxyTlsKey) : selfSignedDefault(settings.dataDir);
 }
 
+/** Kong's lua_ssl_trusted_certificate (GATEHOUSE_UPSTREAM_CA_BUNDLE): read once per process, before any config compiles. */
+export function adoptUpstreamCaBundle(settings: Settings): void {
+  setUpstreamCaBundle(
+    settings.upstreamCaBundle.map((path) => {
+      try {
+        return readFileSync(path, 'utf8');
+      } catch (err) {
+        throw new Error(`GATEHOUSE_UPSTREAM_CA_BUNDLE: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }),
+  );
+}
+
+/** A listener with the Kong flags Node can honour: `backlog=N` and `reuseport` (Node 22.12 and later). */
+export function listenAddress(listen: Listen): { host: string; port: number; backlog?: number; reusePort?: boolean } {
+  const { host, port, flags } = listen;
+  return { host, port, ...(flags?.backlog != null ? { backlog: flags.backlog } : {}), ...(flags?.reuseport ? { reusePort: true } : {}) };
+}
+
 /** What the proxy server takes from the settings: the same for a data plane in one process and for a proxy worker. */
 export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'h2c' | 'streamListen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing'>
+  Pick<DataPlaneServerOptions, 'listen' | 'h2c' | 'streamListen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'realIp' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing' | 'errorDefaultType'>
 > {
   return {
-    listen: settings.proxyListen,
+    listen: listenAddress(settings.proxyListen),
     h2c: settings.proxyHttp2,
     streamListen: settings.streamListen.map(({ host, port, ssl, udp }) => ({ host, port, ssl, udp })),
-    tlsListen: settings.proxyTlsListen,
+    tlsListen: settings.proxyTlsListen && listenAddress(settings.proxyTlsListen),
     defaultCertificate: await defaultProxyCertificate(settings),
     trustedIps: settings.trustedIps,
+    realIp: settings.realIpHeader ? { header: settings.realIpHeader, recursive: settings.realIpRecursive } : null,
     underscoreHeaders: settings.underscoreHeaders,
     maxBufferedBody: settings.maxBufferedBody,
     headersTimeout: settings.clientHeaderTimeout,
     keepAliveTimeout: settings.keepaliveTimeout,
     log: { error: log.error, warn: log.warn },
-    headers: parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`),
+    headers: { ...parseGatewayHeaders(settings.headers, `gatehouse/${GATEHOUSE_VERSION}`), upstreamRequestId: parseHeadersUpstream(settings.headersUpstream) },
+    errorDefaultType: parseErrorDefaultType(settings.errorDefaultType ?? undefined),
     tracing: settings.tracing,
   };
 }
@@ -84,7 +110,7 @@ export function openAccessLog(settings: Settings, log: Logger): AccessLog | null
  */
 export function pluginRedis(settings: Settings): Redis | null {
   if (!settings.redisUrl) return null;
-  const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) });
+  const redis = openRedis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) });
   redis.on('error', () => {});
   return redis;
 }
@@ -94,11 +120,12 @@ export function syncReporting(
   holder: ConfigHolder,
   id: string,
   log: Logger,
+  reported: { labels: Record<string, string>; plugins: string[] } = { labels: {}, plugins: bundledPlugins.map((p) => p.name) },
 ): Pick<DataPlaneSyncOptions, 'currentVersion' | 'currentHash' | 'identity' | 'logger' | 'onApplied'> {
   return {
     currentVersion: () => (holder.loaded ? holder.current.version : null),
     currentHash: () => (holder.loaded ? holder.current.hash : null),
-    identity: { id, version: GATEHOUSE_VERSION },
+    identity: { id, version: GATEHOUSE_VERSION, labels: reported.labels, plugins: reported.plugins },
     logger: log,
     onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
   };
@@ -107,7 +134,7 @@ export function syncReporting(
 /** proxy-cache purges from the admin API, over Redis pub/sub, applied to the node's memory cache; null without Redis */
 export function subscribeCachePurges(settings: Settings, cache: MemoryCacheStore, log: Logger): Redis | null {
   if (!settings.redisUrl) return null;
-  const purges = new Redis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
+  const purges = openRedis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
   purges.on('error', () => {});
   purges.on('message', (_channel: string, message: string) => applyPurgeMessage(cache, message));
   purges.subscribe(proxyCachePurgeChannel(settings.redisPrefix)).catch((err: unknown) => log.warn('proxy-cache purge channel unavailable', { error: err instanceof Error ? err.message : String(err) }));

@@ -3,6 +3,7 @@ import { parseByteSize, parseTracingInstrumentations, type TracingSettings } fro
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
 import { parseListenSpecs, type ListenSpec } from './listen-spec';
+import { parseListenEntry, type ListenFlags } from './listen-syntax';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -23,6 +24,9 @@ export interface Settings {
   /** default certificate and key files for the TLS listener; null = a self-signed one in the data directory */
   proxyTlsCert: string | null;
   proxyTlsKey: string | null;
+  /** certificate and key files of the admin API over TLS (`GATEHOUSE_ADMIN_LISTEN … ssl`); null = the self-signed one */
+  adminTlsCert: string | null;
+  adminTlsKey: string | null;
   databaseUrl: string | null;
   /** where the configuration lives: Postgres (DATABASE_URL), embedded Postgres (PGlite), or `off` (in memory, from a declarative file or `POST /config`) */
   database: DatabaseMode;
@@ -40,6 +44,12 @@ export interface Settings {
   dataPlaneId: string | null;
   /** CIDRs or addresses of proxies in front of the data plane whose X-Forwarded-For is believed */
   trustedIps: string[];
+  /** the header naming the client behind trusted proxies (Kong's real_ip_header); null: X-Forwarded-For, then X-Real-IP */
+  realIpHeader: string | null;
+  /** walk the header past trusted proxies (Kong's real_ip_recursive) */
+  realIpRecursive: boolean;
+  /** PEM files of CAs upstream certificates are verified against (Kong's lua_ssl_trusted_certificate); empty: the system's */
+  upstreamCaBundle: string[];
   /** DNS servers (`ip[:port]`) that resolve upstream targets given by name; empty = the system's resolver */
   dnsResolver: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -59,6 +69,12 @@ export interface Settings {
   adminHosts: string[];
   /** Kong's `headers` setting: which headers the gateway adds to responses */
   headers: string;
+  /** Kong's `headers_upstream`: `X-Kong-Request-Id` or `off` */
+  headersUpstream: string;
+  /** Kong's `error_default_type`: the body type of the gateway's errors for requests without `Accept`; null = JSON */
+  errorDefaultType: string | null;
+  /** Kong's `cluster_dp_labels` of this data plane (`name:value`, comma-separated) */
+  dataPlaneLabels: Record<string, string>;
   /** the proxy's access log: `stdout`, a file path, or null (off) */
   accessLog: string | null;
   /** proxy worker processes per data plane (1 = the proxy runs in the node's one process) */
@@ -70,6 +86,8 @@ export interface Settings {
 export interface Listen {
   host: string;
   port: number;
+  /** Kong's listener flags written after the address (`reuseport`, `backlog=N`, …); absent when none */
+  flags?: ListenFlags;
 }
 
 /** One row per variable: the README's configuration table is generated from the same facts. */
@@ -92,6 +110,14 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
+  { name: 'GATEHOUSE_REAL_IP_HEADER', default: 'unset (X-Forwarded-For, then X-Real-IP)', meaning: "the header that names the client when the peer is a trusted proxy (Kong's real_ip_header), read as nginx does: its last address" },
+  { name: 'GATEHOUSE_REAL_IP_RECURSIVE', default: 'off', meaning: "`on` walks GATEHOUSE_REAL_IP_HEADER right to left past trusted proxies (Kong's real_ip_recursive)" },
+  { name: 'GATEHOUSE_UPSTREAM_CA_BUNDLE', default: 'system', meaning: "comma-separated PEM files of CAs that upstream certificates are verified against when a service has tls_verify and no ca_certificates (Kong's lua_ssl_trusted_certificate; `system` = the system's store)" },
+  { name: 'GATEHOUSE_HEADERS_UPSTREAM', default: 'X-Kong-Request-Id', meaning: "headers the gateway adds to upstream requests (Kong's `headers_upstream`): `X-Kong-Request-Id` or `off`" },
+  { name: 'GATEHOUSE_ERROR_DEFAULT_TYPE', default: 'unset (application/json)', meaning: "body type of the gateway's own errors for requests without `Accept` (Kong's `error_default_type`): `application/json`, `text/html`, `application/xml` or `text/plain`" },
+  { name: 'GATEHOUSE_CLUSTER_DP_LABELS', default: 'unset (none)', meaning: "a data plane's labels (Kong's `cluster_dp_labels`), `name:value` comma-separated, shown in `GET /clustering/data-planes`" },
+  { name: 'GATEHOUSE_ADMIN_TLS_CERT', default: 'unset → the self-signed certificate of the data directory', meaning: "PEM files of the admin API's certificate and key (with GATEHOUSE_ADMIN_TLS_KEY) when GATEHOUSE_ADMIN_LISTEN has the `ssl` flag (Kong's admin_ssl_cert)" },
+  { name: 'GATEHOUSE_CONF', default: 'unset', meaning: "a kong.conf file whose Kong settings apply (also `--conf`); `KONG_*` variables are read as well, and GATEHOUSE_* variables win over both" },
   { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
   { name: 'GATEHOUSE_PROXY_TLS_LISTEN', default: '0.0.0.0:8443 (data_plane), 127.0.0.1:8443 (all)', meaning: 'proxy TLS address (TLS 1.2/1.3, HTTP/1.1 and HTTP/2); certificates by SNI from `certificates`/`snis`; `off` disables it' },
   { name: 'GATEHOUSE_PROXY_TLS_CERT', default: 'unset → a self-signed certificate made once in the data directory', meaning: 'PEM file of the default certificate served when no SNI matches (with GATEHOUSE_PROXY_TLS_KEY)' },
@@ -111,12 +137,10 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
+/** `host:port`, optionally followed by Kong's listener flags (`0.0.0.0:8000 reuseport backlog=16384`). */
 export function parseListen(value: string, name: string): Listen {
-  const m = /^(.*):(\d+)$/.exec(value.trim());
-  if (!m) throw new Error(`${name} must be host:port, got '${value}'`);
-  const port = Number(m[2]);
-  if (port > 65535) throw new Error(`${name}: port out of range in '${value}'`);
-  return { host: m[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port };
+  const { host, port, flags } = parseListenEntry(value, name);
+  return value.trim().includes(' ') ? { host, port, flags } : { host, port };
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
@@ -143,11 +167,33 @@ export function parseWorkers(value: string | undefined, cores: () => number = us
   return n;
 }
 
-/** GATEHOUSE_PROXY_LISTEN in Kong's syntax: its first entry, and whether it carries `http2`. */
+/** GATEHOUSE_PROXY_LISTEN in Kong's syntax: its first entry (with its flags), and whether it carries `http2`. */
 function proxyListenOf(value: string): { proxyListen: Listen; proxyHttp2: boolean } {
-  const [first] = parseListenSpecs(value, 'GATEHOUSE_PROXY_LISTEN');
-  if (first === undefined) throw new Error(`GATEHOUSE_PROXY_LISTEN must be host:port [flags], got '${value}'`);
-  return { proxyListen: { host: first.host, port: first.port }, proxyHttp2: first.http2 };
+  const proxyListen = parseListen(value, 'GATEHOUSE_PROXY_LISTEN');
+  return { proxyListen, proxyHttp2: proxyListen.flags?.http2 === true };
+}
+
+/** GATEHOUSE_CLUSTER_DP_LABELS (Kong's cluster_dp_labels): `name:value` pairs, comma-separated, Kong's character rules. */
+export function parseDataPlaneLabels(value: string | undefined): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of (value ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf(':');
+    const name = pair.slice(0, at);
+    const text = pair.slice(at + 1);
+    const valid = /^[a-zA-Z0-9]([a-zA-Z0-9._:-]{0,61}[a-zA-Z0-9])?$/;
+    if (at <= 0 || !valid.test(name) || !valid.test(text) || name.startsWith('kong')) throw new Error(`GATEHOUSE_CLUSTER_DP_LABELS: invalid label '${pair}' (name:value, letters, digits, '.', '-', '_', ':', names not starting with 'kong')`);
+    labels[name] = text;
+  }
+  return labels;
+}
+
+/** GATEHOUSE_REAL_IP_HEADER: a header name; `proxy_protocol` is refused, the proxy does not read the PROXY protocol. */
+export function parseRealIpHeader(value: string | undefined): string | null {
+  if (value === undefined || value.trim() === '') return null;
+  const name = value.trim();
+  if (name === 'proxy_protocol') throw new Error('GATEHOUSE_REAL_IP_HEADER: proxy_protocol is not supported (the proxy does not read the PROXY protocol); name a header');
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new Error(`GATEHOUSE_REAL_IP_HEADER must be a header name, got '${value}'`);
+  return name;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
@@ -166,6 +212,8 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     proxyTlsListen: tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN'),
     proxyTlsCert: tlsCert,
     proxyTlsKey: tlsKey,
+    adminTlsCert: blank(env.GATEHOUSE_ADMIN_TLS_CERT),
+    adminTlsKey: blank(env.GATEHOUSE_ADMIN_TLS_KEY),
     databaseUrl: blank(env.DATABASE_URL),
     ...databaseSettings(env, blank(env.DATABASE_URL), role),
     dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
@@ -178,6 +226,9 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     keyringSecret: blank(env.GATEHOUSE_KEYRING_SECRET),
     dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    realIpHeader: parseRealIpHeader(env.GATEHOUSE_REAL_IP_HEADER),
+    realIpRecursive: oneOf(env.GATEHOUSE_REAL_IP_RECURSIVE, ['on', 'off'] as const, 'off', 'GATEHOUSE_REAL_IP_RECURSIVE') === 'on',
+    upstreamCaBundle: (env.GATEHOUSE_UPSTREAM_CA_BUNDLE ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== 'system'),
     dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
@@ -188,6 +239,9 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     adminGuiOrigins: parseAdminGuiOrigins(env.GATEHOUSE_ADMIN_GUI_ORIGINS),
     adminHosts: parseAdminHosts(env.GATEHOUSE_ADMIN_HOSTS),
     headers: env.GATEHOUSE_HEADERS ?? 'server_tokens, latency_tokens, X-Kong-Request-Id',
+    headersUpstream: env.GATEHOUSE_HEADERS_UPSTREAM ?? 'X-Kong-Request-Id',
+    errorDefaultType: env.GATEHOUSE_ERROR_DEFAULT_TYPE || null,
+    dataPlaneLabels: parseDataPlaneLabels(env.GATEHOUSE_CLUSTER_DP_LABELS),
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
     workers: parseWorkers(env.GATEHOUSE_WORKERS),
     tracing: readTracing(env),

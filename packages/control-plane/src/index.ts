@@ -21,3 +21,5 @@ export * from './openapi';
 export { controlPlaneMigrations } from './node-migrations';
 export * from './dbless';
 export { acmeExtension, mountAcmeRoutes } from './acme/routes';
+export { mountLogLevelRoutes, type LogLevelControl, type LogLevelScope } from './operations/log-level-routes';
+export { kongTemplate } from './operations/node-routes';

@@ -22,7 +22,8 @@ export { ExchangeMetrics, KONG_LATENCY_BUCKETS, UPSTREAM_LATENCY_BUCKETS } from 
 export { UpstreamHealthRegistry, TARGET_HEALTH_STATES, type TargetHealthReport, type TargetHealthState } from './metrics/upstream-health';
 export { CellCounter, CellHistogram, CounterCell, HistogramCell } from './metrics/cells';
 export { AccessLog, accessLogLine } from './observe/access-log';
-export { parseGatewayHeaders, defaultGatewayHeaders, DEFAULT_HEADERS_SETTING, type GatewayHeaders } from './observe/gateway-headers';
+export { parseGatewayHeaders, parseHeadersUpstream, defaultGatewayHeaders, DEFAULT_HEADERS_SETTING, type GatewayHeaders } from './observe/gateway-headers';
+export { errorBodyType, parseErrorDefaultType, type ErrorBodyType } from './proxy/error-bodies';
 export { newRequestId } from './observe/request-id';
 export * from './workers';
 export { LoadReclaimer, RECLAIM_DELAY_MS } from './memory/reclaim-after-load';

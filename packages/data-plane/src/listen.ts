@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 
-export type ListenAddress = string | number | { host?: string; port: number };
+/** `backlog` (the listen queue) and `reusePort` (Node 22.12 and later; older versions ignore it) come from Kong's listener flags */
+export type ListenAddress = string | number | { host?: string; port: number; backlog?: number; reusePort?: boolean };
 
 /** `0.0.0.0:8000`, `[::]:8000`, `8000` or `{host, port}` → host and port. */
 export function parseListen(listen: ListenAddress): { host: string | undefined; port: number } {
@@ -15,10 +16,11 @@ export function parseListen(listen: ListenAddress): { host: string | undefined; 
 
 export function listenOn(server: Server, listen: ListenAddress): Promise<AddressInfo> {
   const { host, port } = parseListen(listen);
+  const tuning = typeof listen === 'object' ? { ...(listen.backlog !== undefined ? { backlog: listen.backlog } : {}), ...(listen.reusePort ? { reusePort: true } : {}) } : {};
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
-    server.listen(port, host, () => {
+    server.listen({ port, host, ...tuning }, () => {
       server.off('error', onError);
       resolve(server.address() as AddressInfo);
     });

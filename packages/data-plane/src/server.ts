@@ -28,7 +28,8 @@ import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 import { normalizePath } from './proxy/normalize-path';
-import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, type FixedResponse } from './proxy/responses';
+import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, setErrorDefaultType, type FixedResponse } from './proxy/responses';
+import type { ErrorBodyType } from './proxy/error-bodies';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
 import type { UpstreamResponse } from '@gatehouse/plugins';
@@ -74,6 +75,8 @@ export interface DataPlaneServerOptions {
    * is the client IP. Empty by default: no proxy is trusted.
    */
   trustedIps?: readonly string[];
+  /** Kong's real_ip_header and real_ip_recursive (GATEHOUSE_REAL_IP_HEADER/_RECURSIVE); null: X-Forwarded-For, then X-Real-IP */
+  realIp?: { header: string; recursive: boolean } | null;
   /** keep client headers whose names contain `_` (GATEHOUSE_UNDERSCORE_HEADERS=on); dropped by default */
   underscoreHeaders?: boolean;
   /** the most a plugin may buffer of a request body, in bytes (GATEHOUSE_MAX_BUFFERED_BODY; default 8 MiB) */
@@ -91,6 +94,8 @@ export interface DataPlaneServerOptions {
   balancer?: BalancerRegistryOptions;
   /** which headers the gateway adds (GATEHOUSE_HEADERS); Kong's default set when absent */
   headers?: GatewayHeaders;
+  /** the body type of the gateway's own errors when a request has no `Accept` (Kong's error_default_type); default JSON */
+  errorDefaultType?: ErrorBodyType;
   /** one JSON line per request; none when absent */
   accessLog?: AccessLog | null;
   /** the node's metrics: connection counts, and the series the `prometheus` plugin records */
@@ -187,6 +192,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   if (options.tracing) runtime.tracing = options.tracing;
   const tracing = runtime.tracing;
   const gatewayHeaders = options.headers ?? defaultGatewayHeaders();
+  setErrorDefaultType(options.errorDefaultType ?? 'application/json');
   const observer = new ExchangeObserver(options.accessLog ?? null, log);
   // one buffered-body limit (GATEHOUSE_MAX_BUFFERED_BODY) for request bodies, plugins' body phases and the forwarder
   const bodyLimit = options.maxBufferedBody ?? runtime.maxBufferedBody ?? DEFAULT_MAX_BUFFERED_BODY;
@@ -198,7 +204,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   const plainScheme = options.tls ? 'https' : 'http';
   let tlsPort: number | null = null;
   const stats: ServerStats = { connections_accepted: 0, connections_active: 0, connections_handled: 0, total_requests: 0 };
-  const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps) : null;
+  const trusted = options.trustedIps && options.trustedIps.length > 0 ? new TrustedProxies(options.trustedIps, options.realIp ?? null) : null;
   const clientIpOf = trusted === null ? peerAddress : (req: IncomingMessage) => trusted.clientIp(req);
   const allowUnderscores = options.underscoreHeaders === true;
   // balancers follow the served config; registered before the pool pruning below, which reads them

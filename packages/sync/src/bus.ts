@@ -11,6 +11,10 @@ export interface DataPlaneReport {
   /** epoch seconds */
   last_seen: number;
   sync_status: 'unknown' | 'normal';
+  /** Kong's `cluster_dp_labels` of the data plane */
+  labels?: Record<string, string>;
+  /** the plugins the data plane can run */
+  plugins?: string[];
 }
 
 /** A report as listed back: `ttl` is the seconds left before the row is purged (Kong's `cluster_data_plane_purge_delay`). */

@@ -10,6 +10,10 @@ export interface DataPlaneIdentity {
   ip: string;
   /** the Gatehouse version it runs */
   version: string;
+  /** Kong's `cluster_dp_labels` */
+  labels?: Record<string, string>;
+  /** the plugins it can run, so the control plane can tell a config it cannot (Kong's plugin_set_incompatible) */
+  plugins?: string[];
 }
 
 /** The first non-internal IPv4 address, else 127.0.0.1. */
@@ -46,5 +50,7 @@ export function dataPlaneIdentity(partial: Partial<DataPlaneIdentity> & { id: st
     hostname: partial.hostname ?? hostname(),
     ip: partial.ip ?? localIpAddress(),
     version: partial.version ?? '0.1.0',
+    ...(partial.labels ? { labels: partial.labels } : {}),
+    ...(partial.plugins ? { plugins: partial.plugins } : {}),
   };
 }

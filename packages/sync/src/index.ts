@@ -11,3 +11,4 @@ export * from './announcement';
 export * from './health-channel';
 export * from './memory-health-channel';
 export * from './redis-health-channel';
+export * from './redis-connection';

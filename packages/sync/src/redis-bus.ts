@@ -1,4 +1,5 @@
 import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
+import { openRedis } from './redis-connection';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
   DEFAULT_DATA_PLANE_TTL_SECONDS,
@@ -424,7 +425,7 @@ export class RedisBus implements ConfigBus {
   }
 
   private connect(role: string, extra: RedisOptions = {}, onState?: (down: { error: string } | null) => void): Redis {
-    const connection = new Redis(this.options.url, { ...this.connectionOptions, ...extra });
+    const connection = openRedis(this.options.url, { ...this.connectionOptions, ...extra });
     const where = redactRedisUrl(this.options.url);
     let down = false;
     // Without an error listener ioredis prints every failed attempt; one line per outage is enough.

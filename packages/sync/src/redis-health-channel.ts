@@ -1,3 +1,4 @@
+import { openRedis } from './redis-connection';
 import { Redis } from 'ioredis';
 import type { BusSubscription } from './bus';
 import { parseManualHealthCommand, type DataPlaneHealthReport, type HealthChannel, type ManualHealthCommand } from './health-channel';
@@ -36,7 +37,7 @@ export class RedisHealthChannel implements HealthChannel {
   }
 
   private connect(extra: { autoResubscribe?: boolean } = {}): Redis {
-    const connection = new Redis(this.options.url, {
+    const connection = openRedis(this.options.url, {
       ...extra,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt: number) => Math.min(100 * 2 ** Math.min(attempt - 1, 10), 2000),

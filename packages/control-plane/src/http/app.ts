@@ -22,6 +22,9 @@ import { adminLatency } from './latency';
 import { ResourceRegistry } from './resources';
 import type { HealthChannel } from '@gatehouse/sync';
 import { mountUpstreamRoutes } from '../upstreams/routes';
+import { mountLogLevelRoutes, type LogLevelControl } from '../operations/log-level-routes';
+import { mountNodeRoutes } from '../operations/node-routes';
+import { mountClientCertificateRoutes } from '../routes/client-certificate';
 
 export interface AdminAppDeps {
   /** an opened (migrated) database */
@@ -53,6 +56,10 @@ export interface AdminAppDeps {
   /** modules that add entities or routes (keys, RBAC, …); they run after the core routes are mounted */
   extensions?: Array<(ctx: AdminContext) => void>;
   log?: AdminLogger;
+  /** the node's log level and the bus that carries changes to other nodes (Kong's /debug/…/log-level paths) */
+  logLevel?: LogLevelControl;
+  /** Kong's `configuration` keys GET / reports beyond the built-in ones (database, pg_*, listeners, …) */
+  configuration?: Record<string, unknown>;
   /** target health reported by data planes, and manual health changes sent to them (upstreams' /health) */
   health?: HealthChannel | null;
 }
@@ -113,8 +120,11 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
     proxyListen: deps.proxyListen ?? ['0.0.0.0:8000'],
     counters,
     statusExtras: deps.statusExtras,
+    configuration: deps.configuration,
   };
   mountRootRoutes(ctx, node);
+  mountNodeRoutes(ctx);
+  if (deps.logLevel) mountLogLevelRoutes(ctx, deps.logLevel);
   // fixed paths before the generated `/{entities}/{id_or_key}` ones that would read them as keys
   mountPluginRoutes(ctx);
   mountSchemaRoutes(ctx);
@@ -125,6 +135,8 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
   mountUpstreamRoutes(ctx, { health: deps.health ?? null });
   for (const kind of entities.allKinds()) mountEntityRoutes(ctx, kind);
   for (const extension of deps.extensions ?? []) extension(ctx);
+  // certificates come with the TLS extension
+  if (entities.allKinds().some((k) => k.def.name === 'certificates')) mountClientCertificateRoutes(ctx);
   resources.finish();
 
   app.use(notFound());

@@ -1,6 +1,7 @@
 import { listenOn } from './listening';
 import { createServer, type Server } from 'node:http';
 import type { ServerCounters } from '../routes/root';
+import { createServer as createTlsServer } from 'node:https';
 
 export interface AdminServer {
   server: Server;
@@ -18,11 +19,14 @@ export function parseListen(listen: string): { host: string; port: number } {
   throw new Error(`invalid listen address '${listen}' (expected host:port)`);
 }
 
-/** Starts the admin API on `listen` (port 0 picks a free port) and keeps the connection counters of GET /status. */
-export async function startAdminServer(app: { locals: { counters: ServerCounters } } & Parameters<typeof createServer>[1], listen: string): Promise<AdminServer> {
+/**
+ * Starts the admin API on `listen` (port 0 picks a free port) and keeps the connection counters of GET /status; over
+ * TLS with `tls` (Kong's `admin_listen … ssl`).
+ */
+export async function startAdminServer(app: { locals: { counters: ServerCounters } } & Parameters<typeof createServer>[1], listen: string, tls?: { cert: string; key: string }): Promise<AdminServer> {
   const { host, port } = parseListen(listen);
   const counters = app.locals.counters;
-  const server = createServer(app);
+  const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, app) : createServer(app);
   server.on('connection', (socket) => {
     counters.connections_accepted++;
     counters.connections_handled++;

@@ -2,6 +2,7 @@ import { Errors } from '@gatehouse/core';
 import { decodeOAuth2TokenCursor, findOAuth2Token, listOAuth2Tokens, presentOAuth2Token, type OAuth2TokenStore } from '@gatehouse/plugins';
 import { collectionPath, param, type AdminContext } from '../http/context';
 import { nextLink, parseListQuery } from '../service/paging';
+import { mountOAuth2TokenWrites } from './token-writes';
 
 function single(value: unknown): string | undefined {
   if (Array.isArray(value)) return value.length > 0 ? String(value[value.length - 1]) : undefined;
@@ -43,5 +44,8 @@ export function mountOAuth2TokenRoutes(ctx: AdminContext, store: OAuth2TokenStor
 
 /** For `createAdminApp({ extensions: [oauth2TokensExtension(store)] })`, with the store the data planes use. */
 export function oauth2TokensExtension(store: OAuth2TokenStore): (ctx: AdminContext) => void {
-  return (ctx) => mountOAuth2TokenRoutes(ctx, store);
+  return (ctx) => {
+    mountOAuth2TokenRoutes(ctx, store);
+    mountOAuth2TokenWrites(ctx, store);
+  };
 }

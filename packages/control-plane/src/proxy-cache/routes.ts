@@ -50,11 +50,38 @@ export function mountProxyCacheRoutes(ctx: AdminContext, caches: ProxyCacheAdmin
   });
 }
 
+/**
+ * Kong's `/cache` paths over what the data planes cache: `DELETE /cache` purges every proxy-cache entry (memory caches
+ * on every data plane, over Redis, and the shared `redis` strategy), `GET /cache/{key}` reads one (404 when absent),
+ * `DELETE /cache/{key}` purges one (204 whether or not it was there, as Kong).
+ */
+export function mountCacheRoutes(ctx: AdminContext, caches: ProxyCacheAdmin): void {
+  ctx.resources.add('/cache', {
+    delete: async (_req, res) => {
+      await caches.deleteAll();
+      res.status(204).end();
+    },
+  });
+  ctx.resources.add('/cache/:key', {
+    get: async (req, res) => {
+      const entry = await caches.find(param(req, 'key'));
+      if (entry === null) throw Errors.notFound();
+      res.status(200).json(present(param(req, 'key'), entry));
+    },
+    delete: async (req, res) => {
+      await caches.delete(param(req, 'key'));
+      res.status(204).end();
+    },
+  });
+}
+
 /** For `createAdminApp({ extensions: [proxyCacheExtension(admin)] })`, with the caches the data planes use. */
 export function proxyCacheExtension(caches: ProxyCacheAdmin): (ctx: AdminContext) => void {
-  return (ctx) =>
+  return (ctx) => {
+    mountCacheRoutes(ctx, caches);
     mountProxyCacheRoutes(ctx, caches, async (id) => {
       const plugin = await ctx.entities.find(ctx.entities.kind('plugins'), id);
       return plugin !== null && (plugin as { name?: unknown }).name === 'proxy-cache';
     });
+  };
 }

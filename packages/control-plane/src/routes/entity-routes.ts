@@ -5,6 +5,7 @@ import type { EntityKind } from '../service/entity-kind';
 import { shownTo } from '../http/private-material';
 import type { EntityService, ListResult, Scope } from '../service/entity-service';
 import { parseListQuery } from '../service/paging';
+import { parentReferenceHandlers } from './parent-reference';
 
 function shownListTo(res: Response, kind: EntityKind, result: ListResult): ListResult {
   return { ...result, data: result.data.map((entity) => shownTo(res, kind, entity)) };
@@ -126,13 +127,6 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: 
         res.status(204).end();
       },
     }, { entity: kind.def.name, shape: 'nested-one', parent: parent.def.name });
-    resources.add(`${base}/:ref/${fk.field}`, {
-      get: async (req, res) => {
-        const child = await entities.find(kind, param(req, 'ref'));
-        const ref = child?.[fk.field] as { id?: string } | null | undefined;
-        if (!ref?.id) throw Errors.notFound();
-        res.json(shownTo(res, parent, await entities.get(parent, ref.id)));
-      },
-    }, { entity: kind.def.name, shape: 'reference', field: fk.field, parent: parent.def.name });
+    resources.add(`${base}/:ref/${fk.field}`, parentReferenceHandlers(entities, kind, fk.field, parent), { entity: kind.def.name, shape: 'reference', field: fk.field, parent: parent.def.name });
   }
 }

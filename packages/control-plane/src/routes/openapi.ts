@@ -4,6 +4,7 @@ import { apiInputSchema } from '../legacy/api-entity';
 import { adminOpenApiDocument } from '../openapi/admin-document';
 import { CORE_ROUTE_DOCS, CORE_TAG_DESCRIPTIONS } from '../openapi/docs/core-routes';
 import { GATEWAY_ROUTE_DOCS, GATEWAY_TAG_DESCRIPTIONS } from '../openapi/docs/gateway-routes';
+import { mergeCatalogues, OPERATIONS_ROUTE_DOCS, OPERATIONS_TAG_DESCRIPTIONS } from '../openapi/docs/operations-routes';
 import { RBAC_ROUTE_DOCS, RBAC_TAG_DESCRIPTIONS, rbacSchemas } from '../openapi/docs/rbac-routes';
 import { mountDocsPage } from '../openapi/docs-page';
 
@@ -27,8 +28,8 @@ export function mountOpenApiRoute(ctx: AdminContext, version: string): void {
           endpointKey: k.def.endpointKey,
         })),
         plugins: plugins.map((p) => ({ name: p.name, configSchema: p.configSchema })),
-        catalogue: { ...CORE_ROUTE_DOCS, ...RBAC_ROUTE_DOCS, ...GATEWAY_ROUTE_DOCS },
-        tagDescriptions: { ...CORE_TAG_DESCRIPTIONS, ...RBAC_TAG_DESCRIPTIONS, ...GATEWAY_TAG_DESCRIPTIONS },
+        catalogue: mergeCatalogues(CORE_ROUTE_DOCS, RBAC_ROUTE_DOCS, GATEWAY_ROUTE_DOCS, OPERATIONS_ROUTE_DOCS),
+        tagDescriptions: { ...CORE_TAG_DESCRIPTIONS, ...RBAC_TAG_DESCRIPTIONS, ...GATEWAY_TAG_DESCRIPTIONS, ...OPERATIONS_TAG_DESCRIPTIONS },
         extraSchemas: { Api: jsonSchemaOf(apiInputSchema, 'output'), ApiInput: jsonSchemaOf(apiInputSchema, 'input'), ...rbacSchemas() },
       }),
     );

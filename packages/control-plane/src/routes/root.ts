@@ -15,6 +15,8 @@ export interface NodeInfo {
   proxyListen: string[];
   /** counters of the admin server (filled by startAdminServer) */
   counters: ServerCounters;
+  /** Kong `configuration` keys of GET / beyond the built-in ones; they win over them */
+  configuration?: Record<string, unknown>;
   /** extra fields for GET /status (e.g. configuration_hash) */
   statusExtras?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
@@ -83,6 +85,7 @@ export function mountRootRoutes(ctx: AdminContext, node: NodeInfo): void {
           admin_listeners: node.adminListen.map(listener),
           plugins: ['bundled'],
           loaded_plugins: Object.fromEntries(plugins.map((p) => [p.name, true])),
+          ...node.configuration,
         },
         plugins: { available_on_server: available, enabled_in_cluster: rows.map((r) => r.name) },
       });

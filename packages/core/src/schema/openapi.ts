@@ -263,6 +263,27 @@ export function entityReferenceOperations(child: OpenApiEntity, field: string, p
       summary: `Read the ${field.replace(/_/g, ' ')} one of ${child.adminPath} belongs to`,
       responses: { 200: { description: 'Found', ...json(ref(entityComponentName(parent))) }, 404: notFound },
     },
+    put: {
+      operationId: `upsert-${child.name}-${field}`,
+      tags: [child.adminPath],
+      summary: `Create or replace the ${field.replace(/_/g, ' ')} of one of ${child.adminPath}`,
+      description: 'When it references none, one is created under a new id and referenced.',
+      requestBody: requestBody(`${entityComponentName(parent)}Input`),
+      responses: { 200: { description: 'Created or replaced', ...json(ref(entityComponentName(parent))) }, 400: error('Schema or foreign key violation'), 404: notFound },
+    },
+    patch: {
+      operationId: `update-${child.name}-${field}`,
+      tags: [child.adminPath],
+      summary: `Update the ${field.replace(/_/g, ' ')} of one of ${child.adminPath}`,
+      requestBody: requestBody(`${entityComponentName(parent)}Patch`),
+      responses: { 200: { description: 'Updated', ...json(ref(entityComponentName(parent))) }, 400: error('Schema or foreign key violation'), 404: notFound },
+    },
+    delete: {
+      operationId: `delete-${child.name}-${field}`,
+      tags: [child.adminPath],
+      summary: `Refused (405) when one of ${child.adminPath} references a ${field.replace(/_/g, ' ')}, as Kong`,
+      responses: { 204: { description: 'Never answered: the delete is refused' }, 404: notFound, 405: error('Method not allowed') },
+    },
   };
 }
 

@@ -29,6 +29,8 @@ export class ExchangeTrace {
   /** the upstream answered this response (Kong's source `service`); otherwise the gateway or a plugin did */
   fromUpstream = false;
   upstreamUri: string | null = null;
+  /** the status the upstream answered (X-Kong-Upstream-Status), before plugins changed it; null until it answers */
+  upstreamStatus: number | null = null;
   upstreamTarget: UpstreamTarget | null = null;
   /** the response head as sent by the relay (name, value, …), when the upstream answered */
   responseHeaderList: string[] | null = null;
@@ -123,6 +125,7 @@ export function stampProxiedResponse(list: string[], trace: ExchangeTrace, upstr
   if (h.upstreamLatency) list.push('X-Kong-Upstream-Latency', String(millis(trace.sentAt, now)));
   if (h.proxyLatency) list.push('X-Kong-Proxy-Latency', String(millis(trace.startedAt, trace.sentAt)));
   if (h.requestId) list.push('X-Kong-Request-Id', trace.requestId);
+  if (h.upstreamStatus && trace.upstreamStatus !== null) list.push('X-Kong-Upstream-Status', String(trace.upstreamStatus));
   if (h.via) list.push('Via', upstreamVia === null ? `1.1 ${h.serverToken}` : `${upstreamVia}, 1.1 ${h.serverToken}`);
   else if (upstreamVia !== null) list.push('Via', upstreamVia);
   trace.responseHeaderList = list;

@@ -9,8 +9,12 @@ export interface GatewayHeaders {
   proxyLatency: boolean;
   upstreamLatency: boolean;
   responseLatency: boolean;
-  /** `X-Kong-Request-Id` on responses and upstream requests */
+  /** `X-Kong-Request-Id` on responses */
   requestId: boolean;
+  /** `X-Kong-Upstream-Status`: the upstream's own status on proxied responses (not in Kong's default set) */
+  upstreamStatus: boolean;
+  /** `X-Kong-Request-Id` on upstream requests (Kong's `headers_upstream`); absent: on */
+  upstreamRequestId?: boolean;
   /** `gatehouse/<version>`, the token of `Via` and `Server` */
   serverToken: string;
 }
@@ -27,14 +31,15 @@ const NAMES: Record<string, Array<keyof Omit<GatewayHeaders, 'serverToken'>>> = 
   'x-kong-upstream-latency': ['upstreamLatency'],
   'x-kong-response-latency': ['responseLatency'],
   'x-kong-request-id': ['requestId'],
+  'x-kong-upstream-status': ['upstreamStatus'],
 };
 
 /** Headers Kong accepts in the list that Gatehouse does not add (kept valid so a Kong setting carries over). */
-const ACCEPTED_UNUSED = new Set(['x-kong-admin-latency', 'x-kong-upstream-status']);
+const ACCEPTED_UNUSED = new Set(['x-kong-admin-latency']);
 
 /** Parses the setting; throws with the offending name for anything Kong would refuse. */
 export function parseGatewayHeaders(setting: string, serverToken: string): GatewayHeaders {
-  const out: GatewayHeaders = { via: false, server: false, proxyLatency: false, upstreamLatency: false, responseLatency: false, requestId: false, serverToken };
+  const out: GatewayHeaders = { via: false, server: false, proxyLatency: false, upstreamLatency: false, responseLatency: false, requestId: false, upstreamStatus: false, serverToken };
   const items = setting
     .split(',')
     .map((s) => s.trim())
@@ -55,4 +60,11 @@ export function parseGatewayHeaders(setting: string, serverToken: string): Gatew
 
 export function defaultGatewayHeaders(serverToken = 'gatehouse'): GatewayHeaders {
   return parseGatewayHeaders(DEFAULT_HEADERS_SETTING, serverToken);
+}
+
+/** Kong's `headers_upstream` (GATEHOUSE_HEADERS_UPSTREAM): `X-Kong-Request-Id` (the default) or `off`; whether the request id goes upstream. */
+export function parseHeadersUpstream(setting: string | undefined): boolean {
+  const items = (setting ?? 'X-Kong-Request-Id').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  for (const item of items) if (item !== 'off' && item !== 'x-kong-request-id') throw new Error(`GATEHOUSE_HEADERS_UPSTREAM: invalid entry '${item}'`);
+  return items.includes('x-kong-request-id');
 }

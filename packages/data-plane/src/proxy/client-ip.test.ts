@@ -55,4 +55,16 @@ describe('client IP', () => {
     expect(parseTrustedIps(' 10.0.0.0/8, ::1 ,,')).toEqual(['10.0.0.0/8', '::1']);
     expect(parseTrustedIps(undefined)).toEqual([]);
   });
+
+  it("follows Kong's real_ip_header and real_ip_recursive when set, as nginx's realip does", () => {
+    const last = new TrustedProxies(['10.0.0.0/8'], { header: 'X-Forwarded-For', recursive: false });
+    expect(last.clientIp(request('10.1.2.3', '1.2.3.4, 10.0.0.9'))).toBe('10.0.0.9');
+    const walk = new TrustedProxies(['10.0.0.0/8'], { header: 'X-Forwarded-For', recursive: true });
+    expect(walk.clientIp(request('10.1.2.3', '6.6.6.6, 1.2.3.4, 10.0.0.9'))).toBe('1.2.3.4');
+    const real = new TrustedProxies(['10.0.0.0/8'], { header: 'X-Real-IP', recursive: false });
+    // X-Forwarded-For no longer counts, only the named header
+    expect(real.clientIp(request('10.1.2.3', '1.2.3.4', '5.6.7.8'))).toBe('5.6.7.8');
+    expect(real.clientIp(request('10.1.2.3', '1.2.3.4'))).toBe('10.1.2.3');
+    expect(real.clientIp(request('203.0.113.5', undefined, '5.6.7.8'))).toBe('203.0.113.5');
+  });
 });

@@ -19,7 +19,14 @@ export function peerAddress(req: IncomingMessage): string {
 export class TrustedProxies {
   private readonly list = new BlockList();
 
-  constructor(entries: readonly string[]) {
+  /**
+   * `realIp` (Kong's real_ip_header and real_ip_recursive, GATEHOUSE_REAL_IP_HEADER/_RECURSIVE): when given, only that
+   * header names the client, as nginx reads it; when absent, the default described at `clientIp`.
+   */
+  constructor(
+    entries: readonly string[],
+    private readonly realIp: { header: string; recursive: boolean } | null = null,
+  ) {
     for (const raw of entries) {
       const entry = raw.trim();
       if (entry === '') continue;
@@ -51,6 +58,7 @@ export class TrustedProxies {
   clientIp(req: IncomingMessage): string {
     let client = peerAddress(req);
     if (!this.trusts(client)) return client;
+    if (this.realIp !== null) return this.fromHeader(req, client, this.realIp);
     const header = req.headers['x-forwarded-for'];
     if (header === undefined) return realIp(req.headers['x-real-ip']) ?? client;
     const entries = (Array.isArray(header) ? header.join(',') : header).split(',');
@@ -62,7 +70,27 @@ export class TrustedProxies {
     }
     return client;
   }
+
+  /** nginx's realip: the header's last address, or with `recursive` the right-most one that is not a trusted proxy. */
+  private fromHeader(req: IncomingMessage, peer: string, realIp: { header: string; recursive: boolean }): string {
+    const header = req.headers[realIp.header.toLowerCase()];
+    if (header === undefined) return peer;
+    const entries = (Array.isArray(header) ? header.join(',') : header).split(',').map((e) => unbracket(e.trim()));
+    if (!realIp.recursive) {
+      const last = entries[entries.length - 1] ?? '';
+      return isIP(last) === 0 ? peer : plainAddress(last);
+    }
+    let client = peer;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      if (isIP(entries[i]!) === 0) return client;
+      client = plainAddress(entries[i]!);
+      if (!this.trusts(client)) return client;
+    }
+    return client;
+  }
 }
+
+const unbracket = (value: string) => (value.startsWith('[') && value.endsWith(']') ? value.slice(1, -1) : value);
 
 /** The address an `X-Real-IP` header gives (`[v6]` brackets allowed), or null when it is not one address. */
 function realIp(header: string | string[] | undefined): string | null {

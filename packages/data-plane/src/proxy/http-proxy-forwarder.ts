@@ -43,6 +43,7 @@ export class HttpProxyForwarder implements Forwarder {
         const via = proxyRes.headers.via;
         delete proxyRes.headers.via;
         const added: string[] = [];
+        trace.upstreamStatus = proxyRes.statusCode ?? null;
         stampProxiedResponse(added, trace, via === undefined ? null : String(via));
         for (let i = 0; i < added.length; i += 2) proxyRes.headers[added[i]!.toLowerCase()] = added[i + 1]!;
       }

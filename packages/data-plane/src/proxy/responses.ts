@@ -4,6 +4,7 @@ import { Readable, pipeline } from 'node:stream';
 import type { PluginResponse } from '@gatehouse/plugins';
 import { stampGatewayResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { isGrpcExchange, sendGrpcAnswer } from '../grpc/grpc-status';
+import { errorBody, errorBodyType, type ErrorBodyType } from './error-bodies';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -14,9 +15,14 @@ export interface FixedResponse {
   headers: Record<string, string>;
 }
 
+/** the message of each fixed error, for the bodies negotiated by `Accept` */
+const messages = new WeakMap<FixedResponse, string>();
+
 function fixed(status: number, message: string, headers: Record<string, string> = {}): FixedResponse {
   const body = Buffer.from(JSON.stringify({ message }));
-  return { status, body, headers: { 'content-type': JSON_TYPE, 'content-length': String(body.length), ...headers } };
+  const response = { status, body, headers: { 'content-type': JSON_TYPE, 'content-length': String(body.length), ...headers } };
+  messages.set(response, message);
+  return response;
 }
 
 /** Kong's proxy-side answers, byte for byte. */
@@ -32,14 +38,34 @@ export const ProxyErrors = {
   useHttps: fixed(426, 'Please use HTTPS protocol', { connection: 'Upgrade', upgrade: 'TLS/1.2, HTTP/1.1' }),
 };
 
+/** the type of an error body when the request has no `Accept` (GATEHOUSE_ERROR_DEFAULT_TYPE); set once per process */
+let errorDefaultType: ErrorBodyType = 'application/json';
+
+export function setErrorDefaultType(type: ErrorBodyType): void {
+  errorDefaultType = type;
+}
+
+/** A fixed answer in the body type the request accepts (HTML, XML, plain text; JSON as built). */
+function negotiated(res: ServerResponse, response: FixedResponse): FixedResponse {
+  const message = messages.get(response);
+  if (message === undefined || response.status < 400) return response;
+  const type = errorBodyType(res.req?.headers.accept, errorDefaultType);
+  const requestId = res.getHeader('x-kong-request-id');
+  const text = errorBody(type, message, typeof requestId === 'string' ? requestId : '');
+  if (text === null) return response;
+  const body = Buffer.from(text);
+  return { status: response.status, body, headers: { ...response.headers, 'content-type': `${type}; charset=utf-8`, 'content-length': String(body.length) } };
+}
+
 export function sendFixed(res: ServerResponse, response: FixedResponse): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   if (isGrpcExchange(res.req)) return sendGrpcAnswer(res, response.status, response.headers, response.body);
-  res.writeHead(response.status, response.headers);
-  res.end(response.body);
+  const answer = negotiated(res, response);
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
 }
 
 /**

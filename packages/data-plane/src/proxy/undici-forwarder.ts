@@ -79,6 +79,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return true;
     this.resume = resume;
     this.observer?.onResponse(statusCode);
+    if (this.trace !== null) this.trace.upstreamStatus = statusCode;
     if (this.intercept !== null) return this.interceptHeaders(statusCode, rawHeaders);
     const headers: string[] = [];
     const extra = this.extraHeaders;

@@ -117,8 +117,10 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   headers['x-forwarded-path'] = ex.path;
   if (compiled.stripPath && matched.length > 0) headers['x-forwarded-prefix'] = matched;
   headers['x-real-ip'] = ex.clientIp;
-  // the gateway's request id always travels upstream (Kong's `headers_upstream` default); a client's copy is replaced
-  if (ex.trace !== null) headers['x-kong-request-id'] = ex.trace.requestId;
+  // the gateway's request id travels upstream (Kong's `headers_upstream`, on by default); a client's copy is replaced
+  if (ex.trace !== null && ex.trace.headers.upstreamRequestId !== false) headers['x-kong-request-id'] = ex.trace.requestId;
+  // Kong 3.9 continues the request's Via with its own, whatever `headers` says
+  if (ex.trace !== null) headers.via = upstreamVia(incoming.via, ex.incoming.httpVersion, ex.trace.headers.serverToken);
   // a plugin may choose the Host the upstream sees (request-transformer `add`/`replace` of `host`)
   const pluginHost = ex.setHeaders?.get('host');
   headers.host = typeof pluginHost === 'string' ? pluginHost : compiled.preserveHost && clientHost !== undefined ? clientHost : target.hostHeader;
@@ -146,4 +148,11 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   const path = ex.upstreamPathOverride ?? upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
   const method = ex.upstreamMethod ?? ex.method;
   return { target, method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, onResponse, trace: ex.trace };
+}
+
+/** `Via` on the upstream request: the client's, then `<HTTP version> <server token>` (`1.1 gatehouse/x`, `2 gatehouse/x`). */
+export function upstreamVia(given: string | string[] | undefined, httpVersion: string, serverToken: string): string {
+  const own = `${httpVersion === '2.0' ? '2' : httpVersion} ${serverToken}`;
+  const before = Array.isArray(given) ? given.join(', ') : given;
+  return before ? `${before}, ${own}` : own;
 }

@@ -41,8 +41,17 @@ export interface UpstreamTlsInput {
   clientCert: { cert: string; key: string } | null;
 }
 
+/** CAs (PEM) trusted when a service names none (GATEHOUSE_UPSTREAM_CA_BUNDLE); null = the system's store */
+let processCaBundle: string[] | null = null;
+
+/** Sets the process's upstream CA bundle (Kong's lua_ssl_trusted_certificate); configs compiled afterwards use it. */
+export function setUpstreamCaBundle(pems: string[] | null): void {
+  processCaBundle = pems && pems.length > 0 ? pems : null;
+}
+
 /** Compiled once per service and snapshot. */
-export function upstreamTls(input: UpstreamTlsInput): UpstreamTls {
+export function upstreamTls(given: UpstreamTlsInput): UpstreamTls {
+  const input = given.ca && given.ca.length > 0 ? given : { ...given, ca: processCaBundle };
   const options: UpstreamTlsOptions = { rejectUnauthorized: input.verify };
   // SNI carries host names only; Node refuses an IP address as servername
   if (!/^[\d.]+$/.test(input.host) && !input.host.includes(':')) options.servername = input.host;
