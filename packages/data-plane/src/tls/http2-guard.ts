@@ -76,7 +76,7 @@ export class Http2Guard {
     session.once('close', () => this.sessions.delete(state));
     session.on('stream', (stream: GuardedStream) => {
       state.served = true;
-      if (stream.id > state.highestStream) state.highestStream = stream.id;
+      if (stream.id !== undefined && stream.id > state.highestStream) state.highestStream = stream.id;
       // gone before it was handed over (the session was torn down meanwhile): counted as a reset
       if (stream.destroyed) return this.ended(state, true, false);
       state.open++;
