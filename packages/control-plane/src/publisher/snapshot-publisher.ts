@@ -1,7 +1,7 @@
-import { buildSnapshot, compareEpochs, ConfigState, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
+import { compareEpochs, ConfigState, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { deriveSnapshotKeys, signDelta, signSnapshot, signSnapshotAsync, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
+import { deriveSnapshotKeys, signDeltaInSlices, signSnapshot, signSnapshotAsync, signSnapshotInSlices, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
 import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, pruneChanges } from './change-capture';
 import { KEY_TABLES, readChangesSince, rowTables, TLS_TABLES } from './read-changes';
 import { isDatabaseUnreachable } from '../db/unreachable';
@@ -10,6 +10,7 @@ import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
 import { GENUINE_UNSEALED, inspectHead, type HeadVerdict } from './head-inspection';
 import { readSnapshotConfig } from './read-config';
+import { buildSnapshotInSlices } from './build-in-slices';
 
 export interface PublisherLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -186,8 +187,9 @@ export class SnapshotPublisher {
     for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
       const snapshot = await this.build();
       if (!snapshot) return;
-      // compressed in the thread pool: a large snapshot does not hold up the admin API meanwhile
-      const signed = await signSnapshotAsync(snapshot, this.keys);
+      // made and compressed in slices: a large snapshot does not hold up the admin API meanwhile (built for this
+      // publication, nothing changes it)
+      const signed = await signSnapshotInSlices(snapshot, this.keys);
       let stored: boolean | void;
       try {
         // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
@@ -294,7 +296,8 @@ export class SnapshotPublisher {
       return 'done';
     }
     state.applyDelta(delta);
-    const signed = signDelta(delta, this.keys);
+    // the delta's rows are its own (read for it; applying it to the state copied them)
+    const signed = await signDeltaInSlices(delta, this.keys);
     let stored: boolean;
     try {
       stored = await this.opts.bus.publishDelta(signed);
@@ -370,7 +373,7 @@ export class SnapshotPublisher {
     }
     this.databaseReachable(true);
     try {
-      const snapshot = buildSnapshot(read.version, read.config);
+      const snapshot = await buildSnapshotInSlices(read.version, read.config);
       if (read.epoch) snapshot.epoch = read.epoch;
       if (this.opts.loader) this.opts.loader.load(snapshot);
       else this.opts.check(snapshot);
