@@ -1,4 +1,4 @@
-import { compareEpochs, ConfigState, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
+import { compareEpochs, ConfigState, type SectionChanges, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { deriveSnapshotKeys, signDeltaInSlices, signSnapshot, signSnapshotAsync, signSnapshotInSlices, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
@@ -80,6 +80,23 @@ const MAX_EVENTS = 20;
 const MAX_HEAD_ROUNDS = 4;
 /** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
 const FULL_CHECK_EVERY = 5;
+
+/** changed rows below which a write is always published as a delta */
+const DELTA_FLOOR_ROWS = 100;
+
+/**
+ * Whether changes rewrite more rows than half the configuration holds (a declarative replacement of rows that carry
+ * much text, too few to pass `deltaLimit`): the full snapshot is then hashed and encoded in slices, where a delta's
+ * rows are hashed at once, three times over (its hash, the compiled copy, the kept state).
+ */
+function replacesMost(state: ConfigState, changes: Record<string, SectionChanges>): boolean {
+  let changed = 0;
+  for (const change of Object.values(changes)) changed += (change.upsert?.length ?? 0) + (change.delete?.length ?? 0);
+  if (changed <= DELTA_FLOOR_ROWS) return false;
+  let rows = 0;
+  for (const section of state.sections.values()) rows += section.size;
+  return changed > rows / 2;
+}
 
 /**
  * Builds, checks, signs and publishes snapshots. Triggers coalesce: while one publication runs, any number of new
@@ -268,7 +285,7 @@ export class SnapshotPublisher {
       return 'done';
     }
     this.databaseReachable(true);
-    if (read.kind === 'full') return 'full';
+    if (read.kind === 'full' || replacesMost(state, read.changes)) return 'full';
     const epoch = state.epoch ?? undefined;
     let head;
     // a database behind what was published went back in time (restored): the full path starts a new epoch
