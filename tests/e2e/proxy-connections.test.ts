@@ -147,6 +147,31 @@ describe.each(TOPOLOGIES)('proxy connections (%s)', (name) => {
       }
     });
 
+    it('headers trickling in while another stream is open do not hold the connection either', async () => {
+      const connection = await rawHttp2(portOf(dp.proxyTlsUrl));
+      const held = `/held-${name}`;
+      // stream 1: a request the upstream takes its time to answer (it sees the path stripped), so the stream stays open
+      connection.send(h2Frame(H2.HEADERS, H2.END_STREAM | H2.END_HEADERS, 1, h2RequestBlock(`/open${held}`, { headers: { 'x-echo-delay-ms': '30000' } })));
+      while (!echo.received.some((r) => r.path === held)) await new Promise((resolve) => setTimeout(resolve, 20));
+      const block = h2RequestBlock('/open/slow', { headers: { 'x-padding': 'p'.repeat(120), 'x-more': 'm'.repeat(120) } });
+      const frame = h2Frame(H2.HEADERS, H2.END_STREAM | H2.END_HEADERS, 3, block);
+      let sent = 0;
+      const drip = setInterval(() => {
+        if (sent < frame.length && !connection.socket.destroyed) connection.send(frame.subarray(sent, ++sent));
+      }, 100);
+      try {
+        const goaway = await connection.frame((f) => f.type === H2.GOAWAY, 45_000);
+        await connection.closed;
+        expect(goaway.payload.readUInt32BE(4)).toBe(constants.NGHTTP2_NO_ERROR);
+        expect(sent).toBeLessThan(frame.length);
+        // stream 1 was never answered: the connection went down with it
+        expect(connection.frames.some((f) => f.stream === 1 && f.type === H2.HEADERS)).toBe(false);
+      } finally {
+        clearInterval(drip);
+        connection.destroy();
+      }
+    });
+
     it('a raw `\\` in :path answers 400 and reaches no upstream; a space is refused by the HTTP/2 layer', async () => {
       const before = echo.received.length;
       const session = await h2Session(dp);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import {
   clusteringExtension,
   ControlPlaneMetrics,
@@ -43,6 +44,14 @@ export interface ControlPlaneNode {
 
 const listenText = (l: { host: string; port: number }) => `${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
+/**
+ * How far the heap may grow past what the last full collection kept, in percent. A declarative apply allocates fast
+ * (a 64 MiB document, 100,000 consumers) and V8 then lets the heap reach up to four times the live set before it
+ * collects: 900 MiB resident for some 200 MiB live. Bounded (10 %, the least V8 itself ever uses), the control plane
+ * collects sooner and stays within the memory decision 26 gives it, for more time spent collecting during such an apply.
+ */
+const HEAP_GROWING_PERCENT = 10;
+
 /** The admin API over the database, publishing a snapshot after every committed write. */
 export async function startControlPlaneNode(
   settings: Settings,
@@ -65,6 +74,7 @@ export async function startControlPlaneNode(
     beforeAdminListens?: () => Promise<void>;
   } = {},
 ): Promise<ControlPlaneNode> {
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const keyring = openKeyring({ secret: settings.keyringSecret ?? undefined, dataDir: settings.dataDir });
   const database = await openDatabase({
     url: settings.databaseUrl ?? undefined,

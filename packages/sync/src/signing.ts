@@ -4,6 +4,7 @@ import { gunzipSync, gzip, gzipSync } from 'node:zlib';
 import type { SignedDelta, SignedSnapshot, Snapshot, SnapshotDelta } from '@gatehouse/core';
 import { openSealed, openSealedWhole, SEAL_CIPHER, sealCompressed, snapshotKeysOf, type SnapshotKeys } from './sealing';
 import { gunzipBase64, gunzipSlices, hmacInSlices } from './text-in-slices';
+import { gzipJsonInSlices } from './json-gzip-in-slices';
 
 /** The cluster secret, or the keys derived from it once (what long-lived objects pass). */
 export type SnapshotSecret = string | SnapshotKeys;
@@ -163,7 +164,16 @@ export function parseSignedSnapshot(text: string): SignedSnapshot {
 /** sealed and signed as snapshots are; the envelope repeats from, version, hash and epoch. */
 export function signDelta(delta: SnapshotDelta, secret: SnapshotSecret): SignedDelta {
   const keys = snapshotKeysOf(secret);
-  const payload = sealJson(JSON.stringify(delta), keys);
+  return deltaEnvelope(delta, sealJson(JSON.stringify(delta), keys), keys);
+}
+
+/** `signDelta` with the JSON made and compressed in slices (json-gzip-in-slices.ts); the delta must not change meanwhile */
+export async function signDeltaInSlices(delta: SnapshotDelta, secret: SnapshotSecret): Promise<SignedDelta> {
+  const keys = snapshotKeysOf(secret);
+  return deltaEnvelope(delta, sealCompressed(await gzipJsonInSlices(delta), keys), keys);
+}
+
+function deltaEnvelope(delta: SnapshotDelta, payload: string, keys: SnapshotKeys): SignedDelta {
   const signed: SignedDelta = {
     kind: 'delta',
     from: delta.from,
@@ -235,6 +245,15 @@ export async function signSnapshotAsync(snapshot: Snapshot, secret: SnapshotSecr
   const keys = snapshotKeysOf(secret);
   const json = Buffer.from(JSON.stringify(snapshot), 'utf8');
   return snapshotEnvelope(snapshot, sealCompressed(await gzipAsync(json, { level: 1 }), keys), keys);
+}
+
+/**
+ * `signSnapshot` with the JSON made and compressed in slices (json-gzip-in-slices.ts): for a snapshot that nothing
+ * changes until the promise settles (one built from the database for this publication).
+ */
+export async function signSnapshotInSlices(snapshot: Snapshot, secret: SnapshotSecret): Promise<SignedSnapshot> {
+  const keys = snapshotKeysOf(secret);
+  return snapshotEnvelope(snapshot, sealCompressed(await gzipJsonInSlices(snapshot), keys), keys);
 }
 
 /** Whether `signed.payload` carries a valid signature, without decoding it (a cheap check of a large snapshot). */

@@ -8,6 +8,7 @@ import { childrenOf, orderKinds } from './kinds';
 import { entityType, type FlattenedError } from './errors';
 import { runAtOnce, SliceCounter, type Steps } from './slices';
 import { upgradeDocument, withIdRecords, withoutIgnoredKeys } from './upgrade';
+import { jsonObjectSteps } from './json-in-slices';
 
 /** Kong's declarative format versions this reader accepts (3.0 is what it writes). */
 export const FORMAT_VERSION = '3.0';
@@ -51,6 +52,15 @@ export function parseDocumentText(text: string): Record<string, unknown> {
     throw new HttpError(400, 'failed parsing declarative configuration: expected an object');
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * parseDocumentText for the admin API: a JSON document is read in slices (json-in-slices.ts), so a large one does not
+ * hold up the event loop; any other text (YAML, malformed JSON) goes the whole way.
+ */
+export function* parseDocumentSteps(text: string): Steps<Record<string, unknown>> {
+  const sliced = /^\s*\{/.test(text) ? yield* jsonObjectSteps(text) : undefined;
+  return sliced ?? parseDocumentText(text);
 }
 
 /** the document when the text is JSON; undefined when it is not (it may still be YAML) */

@@ -6,8 +6,8 @@ import { mediaType } from '../http/body';
 import { queryFlag } from '../http/query-flags';
 import { shownTo } from '../http/private-material';
 import { applyDocument, diffDocument, validateDocumentInSlices } from './apply';
-import { flattenSteps, parseDocumentText, type FlatDocument, type FlattenOptions } from './document';
-import { nextTurn, runInSlices, SliceCounter } from './slices';
+import { flattenSteps, parseDocumentSteps, type FlatDocument, type FlattenOptions } from './document';
+import { nextTurn, runInSlices, SliceCounter, type Steps } from './slices';
 import { DeclarativeError } from './errors';
 import { isEmptyDiff } from './diff';
 import { documentKinds, exportDocument, hasTags, readAll, toDocumentEntity } from './export';
@@ -40,26 +40,36 @@ const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml
 
 /**
  * The document of a `POST /config`: a JSON or YAML body that is the document itself, or Kong's form where the
- * document travels as a string in the `config` field (JSON body or form-urlencoded).
+ * document travels as a string in the `config` field (JSON body or form-urlencoded). JSON is read in slices.
  */
-export function documentOf(req: Request): Record<string, unknown> {
+function* documentSteps(req: Request): Steps<Record<string, unknown>> {
   const type = mediaType(req);
   const text = bodyText(req);
   if (text.trim() === '') throw new HttpError(400, 'expected a declarative configuration');
   if (type === 'application/x-www-form-urlencoded') {
     const config = new URLSearchParams(text).get('config');
     if (config === null) throw new HttpError(400, 'expected a declarative configuration');
-    return parseDocumentText(config);
+    return yield* parseDocumentSteps(config);
   }
   if (type !== null && type !== 'application/json' && !YAML_TYPES.has(type) && type !== 'text/plain') throw Errors.unsupportedMediaType();
-  const doc = parseDocumentText(text);
-  if (typeof doc.config === 'string' && doc._format_version === undefined) return parseDocumentText(doc.config);
+  const doc = yield* parseDocumentSteps(text);
+  if (typeof doc.config === 'string' && doc._format_version === undefined) return yield* parseDocumentSteps(doc.config);
   return doc;
+}
+
+/** the request's document, read in one go (a DB-less node's `POST /config` keeps the whole document) */
+export function documentOf(req: Request): Record<string, unknown> {
+  const steps = documentSteps(req);
+  for (let step = steps.next(); ; step = steps.next()) if (step.done === true) return step.value;
 }
 
 /** the request's document, flattened; the parsed document itself is not kept past this */
 function flattenRequest(req: Request, kinds: EntityKind[], opts: FlattenOptions): Promise<FlatDocument> {
-  return runInSlices(flattenSteps(documentOf(req), kinds, opts));
+  return runInSlices(
+    (function* () {
+      return yield* flattenSteps(yield* documentSteps(req), kinds, opts);
+    })(),
+  );
 }
 
 function send(req: Request, res: Response, status: number, body: unknown): void {
@@ -89,10 +99,35 @@ async function writtenBody(kinds: EntityKind[], written: Map<string, StoredEntit
   return body;
 }
 
+/** characters of the answer handed to the socket at once */
+const ANSWER_PIECE_CHARS = 256 * 1024;
+
 /**
- * The same answer as JSON, the very text `res.json(writtenBody(...))` gives, written out in slices: for 100,000
- * entities neither the whole text nor the whole document list exists at once, and no single step holds up the event
- * loop. Each kind's entities are let go once written out.
+ * Writes a piece of an answer, then gives the event loop a turn; when the socket's buffer is full, waits until it
+ * drained: a client reading slowly does not make the whole answer pile up in memory. False once the client is gone.
+ */
+async function writePiece(res: Response, piece: string): Promise<boolean> {
+  if (res.destroyed) return false;
+  if (res.write(piece)) {
+    await nextTurn();
+    return true;
+  }
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+  return !res.destroyed;
+}
+
+/**
+ * The same answer as JSON, the very text `res.json(writtenBody(...))` gives, written out in pieces as the socket
+ * takes them: for 100,000 entities neither the whole text nor the whole document list exists at once, and no single
+ * step holds up the event loop. Each entity is let go once written out.
  */
 async function sendJsonInSlices(res: Response, status: number, kinds: EntityKind[], written: Map<string, StoredEntity[]>, shown: Shown): Promise<void> {
   res.status(status).type('application/json');
@@ -105,12 +140,13 @@ async function sendJsonInSlices(res: Response, status: number, kinds: EntityKind
     if (!list.length) continue;
     chunk += `${firstKind ? '' : ','}${JSON.stringify(kind.def.name)}:[`;
     firstKind = false;
-    for (let i = 0; i < list.length; i++) {
-      chunk += (i ? ',' : '') + JSON.stringify(shown(kind, list[i]!));
-      if (slice.full()) {
-        res.write(chunk);
+    // taken from the end of the reversed list: in order, and each let go once written
+    list.reverse();
+    for (let first = true; list.length; first = false) {
+      chunk += (first ? '' : ',') + JSON.stringify(shown(kind, list.pop()!));
+      if (chunk.length >= ANSWER_PIECE_CHARS || slice.full()) {
+        if (!(await writePiece(res, chunk))) return;
         chunk = '';
-        await nextTurn();
       }
     }
     chunk += ']';
@@ -147,9 +183,10 @@ export function mountDeclarativeRoutes(ctx: AdminContext): void {
         const kinds = documentKinds(entities);
         const external = selectTags ? await outsideTags(kinds, selectTags) : undefined;
         const flat = await flattenRequest(req, kinds, { selectTags, external });
-        const errors = await validateDocumentInSlices(flat);
-        if (errors.length) throw new DeclarativeError(errors);
         if (dryRun || checkHash) {
+          // a write validates the document itself (applyDocument), before it starts the transaction
+          const errors = await validateDocumentInSlices(flat);
+          if (errors.length) throw new DeclarativeError(errors);
           const diff = await diffDocument(entities, flat, selectTags);
           if (checkHash && isEmptyDiff(diff)) {
             res.status(304).end();

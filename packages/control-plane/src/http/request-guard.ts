@@ -56,7 +56,14 @@ export function readBoundedBody(req: Request, limit: number, inspect?: (chunk: B
       }
       chunks.push(chunk);
     };
-    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onEnd = () => {
+      // the listeners (and with them the chunks: a second copy of a 64 MiB body) are not kept for the rest of the request
+      req.off('data', onData);
+      req.off('error', onError);
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      chunks.length = 0;
+      resolve(body);
+    };
     const onError = (err: Error) => stop(new HttpError(400, `Cannot read request body: ${err.message}`));
     req.on('data', onData);
     req.once('end', onEnd);

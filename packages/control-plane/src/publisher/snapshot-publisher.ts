@@ -1,7 +1,7 @@
-import { buildSnapshot, compareEpochs, ConfigState, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
+import { compareEpochs, ConfigState, type SectionChanges, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
-import { deriveSnapshotKeys, signDelta, signSnapshot, signSnapshotAsync, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
+import { deriveSnapshotKeys, signDeltaInSlices, signSnapshot, signSnapshotAsync, signSnapshotInSlices, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
 import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, pruneChanges } from './change-capture';
 import { KEY_TABLES, readChangesSince, rowTables, TLS_TABLES } from './read-changes';
 import { isDatabaseUnreachable } from '../db/unreachable';
@@ -10,6 +10,7 @@ import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
 import { GENUINE_UNSEALED, inspectHead, type HeadVerdict } from './head-inspection';
 import { readSnapshotConfig } from './read-config';
+import { buildSnapshotInSlices } from './build-in-slices';
 
 export interface PublisherLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -79,6 +80,23 @@ const MAX_EVENTS = 20;
 const MAX_HEAD_ROUNDS = 4;
 /** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
 const FULL_CHECK_EVERY = 5;
+
+/** changed rows below which a write is always published as a delta */
+const DELTA_FLOOR_ROWS = 100;
+
+/**
+ * Whether changes rewrite more rows than half the configuration holds (a declarative replacement of rows that carry
+ * much text, too few to pass `deltaLimit`): the full snapshot is then hashed and encoded in slices, where a delta's
+ * rows are hashed at once, three times over (its hash, the compiled copy, the kept state).
+ */
+function replacesMost(state: ConfigState, changes: Record<string, SectionChanges>): boolean {
+  let changed = 0;
+  for (const change of Object.values(changes)) changed += (change.upsert?.length ?? 0) + (change.delete?.length ?? 0);
+  if (changed <= DELTA_FLOOR_ROWS) return false;
+  let rows = 0;
+  for (const section of state.sections.values()) rows += section.size;
+  return changed > rows / 2;
+}
 
 /**
  * Builds, checks, signs and publishes snapshots. Triggers coalesce: while one publication runs, any number of new
@@ -186,8 +204,9 @@ export class SnapshotPublisher {
     for (let round = 0; round < MAX_HEAD_ROUNDS && !this.stopped; round++) {
       const snapshot = await this.build();
       if (!snapshot) return;
-      // compressed in the thread pool: a large snapshot does not hold up the admin API meanwhile
-      const signed = await signSnapshotAsync(snapshot, this.keys);
+      // made and compressed in slices: a large snapshot does not hold up the admin API meanwhile (built for this
+      // publication, nothing changes it)
+      const signed = await signSnapshotInSlices(snapshot, this.keys);
       let stored: boolean | void;
       try {
         // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
@@ -266,7 +285,7 @@ export class SnapshotPublisher {
       return 'done';
     }
     this.databaseReachable(true);
-    if (read.kind === 'full') return 'full';
+    if (read.kind === 'full' || replacesMost(state, read.changes)) return 'full';
     const epoch = state.epoch ?? undefined;
     let head;
     // a database behind what was published went back in time (restored): the full path starts a new epoch
@@ -294,7 +313,8 @@ export class SnapshotPublisher {
       return 'done';
     }
     state.applyDelta(delta);
-    const signed = signDelta(delta, this.keys);
+    // the delta's rows are its own (read for it; applying it to the state copied them)
+    const signed = await signDeltaInSlices(delta, this.keys);
     let stored: boolean;
     try {
       stored = await this.opts.bus.publishDelta(signed);
@@ -370,7 +390,7 @@ export class SnapshotPublisher {
     }
     this.databaseReachable(true);
     try {
-      const snapshot = buildSnapshot(read.version, read.config);
+      const snapshot = await buildSnapshotInSlices(read.version, read.config);
       if (read.epoch) snapshot.epoch = read.epoch;
       if (this.opts.loader) this.opts.loader.load(snapshot);
       else this.opts.check(snapshot);

@@ -8,8 +8,10 @@ import { constants, type ServerHttp2Session, type ServerHttp2Stream } from 'node
  *     streams only to reset them gets there within a few round trips, whatever the stream limit;
  *   - headers in time: a connection that has sent no complete request `clientHeaderTimeout` after it opened (headers
  *     dripping in, or nothing at all) is sent GOAWAY and closed, as is one whose streams have all ended for
- *     `keepAliveTimeout`. Bytes that arrive do not push these deadlines back (Node's own session timeout does), so a
- *     client cannot hold a connection by trickling headers or PING frames.
+ *     `keepAliveTimeout`, and one whose next header block is still incomplete `clientHeaderTimeout` after it began
+ *     while other streams are open (no other frame can come in meanwhile: a header block is never interleaved). Bytes
+ *     that arrive do not push these deadlines back (Node's own session timeout does), so a client cannot hold a
+ *     connection by trickling headers or PING frames.
  * One sweep for all connections checks the deadlines; nothing is armed per stream.
  */
 export interface Http2Limits {
@@ -32,6 +34,10 @@ interface SessionState {
   served: boolean;
   /** sent GOAWAY for resetting too much; cut once the client had time to read it */
   rejected: boolean;
+  /** the highest stream id whose headers were complete (handed over as a stream) */
+  highestStream: number;
+  /** a later stream whose HEADERS nghttp2 began reading, and when the sweep first saw it so */
+  partial: { id: number; since: number } | null;
 }
 
 /**
@@ -65,11 +71,12 @@ export class Http2Guard {
   }
 
   adopt(session: ServerHttp2Session): void {
-    const state: SessionState = { session, open: 0, excessResets: 0, idleSince: Date.now(), served: false, rejected: false };
+    const state: SessionState = { session, open: 0, excessResets: 0, idleSince: Date.now(), served: false, rejected: false, highestStream: 0, partial: null };
     this.sessions.add(state);
     session.once('close', () => this.sessions.delete(state));
     session.on('stream', (stream: GuardedStream) => {
       state.served = true;
+      if (stream.id !== undefined && stream.id > state.highestStream) state.highestStream = stream.id;
       // gone before it was handed over (the session was torn down meanwhile): counted as a reset
       if (stream.destroyed) return this.ended(state, true, false);
       state.open++;
@@ -97,14 +104,48 @@ export class Http2Guard {
   private sweep(): void {
     const now = Date.now();
     for (const state of this.sessions) {
-      if (state.open > 0 || state.session.closed) continue;
+      if (state.session.closed) continue;
+      if (state.open > 0) {
+        if (this.headersTooSlow(state, now)) this.cut(state);
+        continue;
+      }
       const limit = state.served ? this.limits.keepAliveTimeout : this.limits.clientHeaderTimeout;
       if (now - state.idleSince < limit) continue;
-      this.sessions.delete(state);
-      // GOAWAY NO_ERROR and close, now: no stream of it is open (a graceful close would wait for headers still
-      // trickling in, which nghttp2 counts as an open stream)
-      state.session.destroy();
+      // no stream of it is open
+      this.cut(state);
     }
+  }
+
+  /**
+   * Whether a header block has been coming in for `clientHeaderTimeout` while other streams are open: nghttp2 counts
+   * the stream whose HEADERS it began reading as the last one processed, and hands it over only once the block is
+   * complete. Any other frame received in between (DATA of an open stream) clears the watch.
+   */
+  private headersTooSlow(state: SessionState, now: number): boolean {
+    let last: number | undefined;
+    try {
+      last = state.session.state.lastProcStreamID;
+    } catch {
+      return false; // torn down meanwhile
+    }
+    if (last === undefined || last <= state.highestStream) {
+      state.partial = null;
+      return false;
+    }
+    if (state.partial?.id !== last) {
+      state.partial = { id: last, since: now };
+      return false;
+    }
+    return now - state.partial.since >= this.limits.clientHeaderTimeout;
+  }
+
+  /**
+   * GOAWAY NO_ERROR and close, now: a graceful close would wait for headers still trickling in, which nghttp2 counts
+   * as an open stream
+   */
+  private cut(state: SessionState): void {
+    this.sessions.delete(state);
+    state.session.destroy();
   }
 
   close(): void {
