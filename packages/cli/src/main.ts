@@ -6,7 +6,6 @@ import { acmeExtension, oauth2TokensExtension, proxyCacheExtension } from '@gate
 import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { openRedis } from '@gatehouse/sync';
-import { Redis } from 'ioredis';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
 import { startDeclarativeNode, type DeclarativeNode } from './declarative-node';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
