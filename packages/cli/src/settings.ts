@@ -2,8 +2,7 @@ import { resolve } from 'node:path';
 import { parseByteSize, parseTracingInstrumentations, type TracingSettings } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { usableCores } from './cpu-count';
-import { parseListenSpecs, type ListenSpec } from './listen-spec';
-import { parseListenEntry, type ListenFlags } from './listen-syntax';
+import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -17,7 +16,7 @@ export interface Settings {
   /** the plain proxy listener also takes HTTP/2 in clear text (the `http2` flag of GATEHOUSE_PROXY_LISTEN) */
   proxyHttp2: boolean;
   /** Kong's stream_listen (GATEHOUSE_STREAM_LISTEN): TCP, TLS (`ssl`) and UDP (`udp`) listeners of the stream routes */
-  streamListen: ListenSpec[];
+  streamListen: StreamListen[];
   statusListen: Listen | null;
   /** the proxy's TLS listener; null when `off` */
   proxyTlsListen: Listen | null;
@@ -167,6 +166,20 @@ export function parseWorkers(value: string | undefined, cores: () => number = us
   return n;
 }
 
+/** One stream listener (Kong's `stream_listen` entry): its address, TLS termination and UDP. */
+export interface StreamListen {
+  host: string;
+  port: number;
+  ssl: boolean;
+  udp: boolean;
+}
+
+/** GATEHOUSE_STREAM_LISTEN in Kong's syntax; unset, empty or `off` is none. */
+function streamListenOf(value: string | undefined): StreamListen[] {
+  if (value === undefined || value.trim() === '') return [];
+  return (parseListenList(value, 'GATEHOUSE_STREAM_LISTEN') ?? []).map(({ host, port, flags }) => ({ host, port, ssl: flags.ssl, udp: flags.udp }));
+}
+
 /** GATEHOUSE_PROXY_LISTEN in Kong's syntax: its first entry (with its flags), and whether it carries `http2`. */
 function proxyListenOf(value: string): { proxyListen: Listen; proxyHttp2: boolean } {
   const proxyListen = parseListen(value, 'GATEHOUSE_PROXY_LISTEN');
@@ -207,7 +220,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     role,
     adminListen: parseListen(env.GATEHOUSE_ADMIN_LISTEN ?? '127.0.0.1:8001', 'GATEHOUSE_ADMIN_LISTEN'),
     ...proxyListenOf(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000'),
-    streamListen: parseListenSpecs(env.GATEHOUSE_STREAM_LISTEN, 'GATEHOUSE_STREAM_LISTEN'),
+    streamListen: streamListenOf(env.GATEHOUSE_STREAM_LISTEN),
     statusListen: status === 'off' ? null : parseListen(status, 'GATEHOUSE_STATUS_LISTEN'),
     proxyTlsListen: tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN'),
     proxyTlsCert: tlsCert,
