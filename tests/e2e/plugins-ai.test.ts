@@ -88,6 +88,9 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     await routeWith('ollama', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'llama2', name: 'llama3', options: { llama2_format: 'ollama', upstream_url: `${provider.url}/api/chat`, temperature: 0.5 } } } }]);
     await routeWith('gemini', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { param_name: 'key', param_value: 'gemini-key', param_location: 'query' }, model: { provider: 'gemini', name: 'gemini-1.5-flash', options: { upstream_url: `${provider.url}/v1beta/models/gemini-1.5-flash:generateContent`, max_tokens: 64 } } } }]);
     await routeWith('bedrock', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { aws_access_key_id: BEDROCK_KEY_ID, aws_secret_access_key: BEDROCK_SECRET }, model: { provider: 'bedrock', name: 'amazon.nova-lite-v1', options: { upstream_url: provider.url, bedrock: { aws_region: 'eu-west-1' } } } } }]);
+    const hf = (routeType: string) => ({ name: 'ai-proxy', config: { route_type: routeType, auth: { header_name: 'Authorization', header_value: 'Bearer hf-key' }, model: { provider: 'huggingface', name: 'tiny-model', options: { upstream_url: `${provider.url}/hf/tiny-model`, huggingface: { wait_for_model: true } } } } });
+    await routeWith('hf-chat', [hf('llm/v1/chat')]);
+    await routeWith('hf-text', [hf('llm/v1/completions')]);
     for (const [username, key] of [['ada', 'ada-key'], ['bob', 'bob-key']]) {
       await created('/consumers', { username });
       await created(`/consumers/${username}/key-auth`, { key });
@@ -340,6 +343,19 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(last).toBe('[DONE]');
     expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe('echo: stream aws ');
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
+  });
+
+  it("translates to and from Hugging Face's Inference API, chat and text generation", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const chatted = await post(`${dp.proxyUrl}/hf-chat`, chat('hi hf', { temperature: 0.2 }));
+    expect(chatted.status).toBe(200);
+    expect(chatted.body).toMatchObject({ choices: [{ index: 0, message: { content: 'echo: hi hf' } }], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } });
+    expect(provider.seen[before]!).toMatchObject({ path: '/hf/tiny-model/v1/chat/completions', body: { model: 'tiny-model', options: { use_cache: false, wait_for_model: true }, parameters: { temperature: 0.2 } } });
+    const generated = await post(`${dp.proxyUrl}/hf-text`, { prompt: 'once upon' });
+    expect(generated.status).toBe(200);
+    expect(generated.body.choices).toEqual([{ message: { content: 'echo: once upon' }, index: 0, finish_reason: 'complete' }]);
+    expect(provider.seen[before + 1]!).toMatchObject({ path: '/hf/tiny-model', body: { inputs: 'once upon' } });
   });
 
   it("validates configurations with Kong's messages", async () => {

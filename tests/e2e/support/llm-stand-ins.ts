@@ -1,5 +1,5 @@
 // Test servers that speak LLM providers' wire formats (OpenAI's Chat Completions, Anthropic's Messages API, Cohere's
-// v1 Chat, Ollama's chat API, Gemini's generateContent and Bedrock's Converse, signed with AWS Signature V4):
+// v1 Chat, Ollama's chat API, Gemini's generateContent, Bedrock's Converse signed with AWS Signature V4, and Hugging Face's Inference API):
 // they check the request shape field by field as the providers' API references describe it, record what they got, and
 // answer with fixed texts. A streamed answer can be held after its first events until the test releases it.
 import { createHash, createHmac } from 'node:crypto';
@@ -164,6 +164,19 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     res.end(frame('metadata', { usage, metrics: { latencyMs: 5 } }));
   }
 
+  async function huggingface(req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
+    if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) return problem(res, 401, 'missing bearer token');
+    if (typeof body.parameters !== 'object' || typeof body.options !== 'object') return problem(res, 400, 'parameters and options are required');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if ((req.url ?? '').endsWith('/v1/chat/completions')) {
+      if (!Array.isArray(body.messages)) return problem(res, 400, 'messages are required');
+      res.end(JSON.stringify({ model: body.model, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: replyTo(body.messages) } }], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } }));
+      return;
+    }
+    if (typeof body.inputs !== 'string') return problem(res, 400, 'inputs is required');
+    res.end(JSON.stringify([{ generated_text: `echo: ${body.inputs}` }]));
+  }
+
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -183,6 +196,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       else if (path.startsWith('/api/chat')) void ollama(req, res, body);
       else if (path.startsWith('/v1beta/models/')) void gemini(req, res, body);
       else if (path.startsWith('/model/')) void bedrock(req, res, body, raw);
+      else if (path.startsWith('/hf/')) void huggingface(req, res, body);
       else problem(res, 404, `no such operation ${path}`);
     });
   });

@@ -6,6 +6,7 @@ import { cohereFormat } from './cohere-format';
 import { ollamaFormat } from './ollama-format';
 import { geminiFormat } from './gemini-format';
 import { bedrockFormat, bedrockUrl } from './bedrock-format';
+import { huggingfaceFormat, huggingfaceUrl } from './huggingface-format';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -62,6 +63,7 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
   if (provider === 'anthropic') return anthropicFormat;
   if (provider === 'cohere') return cohereFormat;
   if (provider === 'bedrock') return bedrockFormat;
+  if (provider === 'huggingface') return huggingfaceFormat;
   if (provider === 'gemini') return config.auth.gcp_use_service_account ? 'GCP service-account authentication is not supported by this gateway: use auth.param_name with an API key' : geminiFormat;
   if ((provider === 'mistral' && options.mistral_format === 'ollama') || (provider === 'llama2' && options.llama2_format === 'ollama')) return ollamaFormat;
   return `provider ${provider}${provider === 'mistral' || provider === 'llama2' ? ` with format ${String(options.mistral_format ?? options.llama2_format)}` : ''} is not supported by this gateway`;
@@ -75,6 +77,7 @@ export function providerUrl(config: LlmConfig, routeType: RouteType, stream = fa
   const { provider, options } = config.model;
   if (provider === 'gemini') return geminiUrl(config, stream);
   if (provider === 'bedrock') return bedrockUrl(config.model, stream);
+  if (provider === 'huggingface') return huggingfaceUrl(options.upstream_url, config.model.name, routeType);
   if (options.upstream_url !== null) return new URL(options.upstream_url);
   const operation = OPERATIONS[provider];
   if (operation === undefined) return null;
