@@ -91,6 +91,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     const hf = (routeType: string) => ({ name: 'ai-proxy', config: { route_type: routeType, auth: { header_name: 'Authorization', header_value: 'Bearer hf-key' }, model: { provider: 'huggingface', name: 'tiny-model', options: { upstream_url: `${provider.url}/hf/tiny-model`, huggingface: { wait_for_model: true } } } } });
     await routeWith('hf-chat', [hf('llm/v1/chat')]);
     await routeWith('hf-text', [hf('llm/v1/completions')]);
+    await routeWith('llama-raw', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'llama2', name: 'llama2-7b', options: { llama2_format: 'raw', upstream_url: `${provider.url}/raw/llama2` } } } }]);
     for (const [username, key] of [['ada', 'ada-key'], ['bob', 'bob-key']]) {
       await created('/consumers', { username });
       await created(`/consumers/${username}/key-auth`, { key });
@@ -356,6 +357,16 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(generated.status).toBe(200);
     expect(generated.body.choices).toEqual([{ message: { content: 'echo: once upon' }, index: 0, finish_reason: 'complete' }]);
     expect(provider.seen[before + 1]!).toMatchObject({ path: '/hf/tiny-model', body: { inputs: 'once upon' } });
+  });
+
+  it("writes Llama 2's instruction prompt for the raw format and reads the reply after the last [/INST]", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/llama-raw`, { messages: [{ role: 'system', content: 'Be nice.' }, { role: 'user', content: 'hello' }] });
+    expect(res.status).toBe(200);
+    const inputs = '<s>[INST] <<SYS>> Be nice. <</SYS>> hello [/INST]';
+    expect(provider.seen[before]!.body).toMatchObject({ inputs, parameters: { stream: false } });
+    expect(res.body).toEqual({ choices: [{ message: { content: `echo of ${inputs.length} characters`, role: 'assistant' }, index: 0 }], object: 'chat.completion', usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
   });
 
   it("validates configurations with Kong's messages", async () => {

@@ -177,6 +177,12 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     res.end(JSON.stringify([{ generated_text: `echo: ${body.inputs}` }]));
   }
 
+  async function llama2Raw(_req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
+    if (typeof body.inputs !== 'string' || typeof body.parameters !== 'object') return problem(res, 400, 'inputs and parameters are required');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ data: [{ generated_text: `${body.inputs} echo of ${body.inputs.length} characters` }], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } }));
+  }
+
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -197,6 +203,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       else if (path.startsWith('/v1beta/models/')) void gemini(req, res, body);
       else if (path.startsWith('/model/')) void bedrock(req, res, body, raw);
       else if (path.startsWith('/hf/')) void huggingface(req, res, body);
+      else if (path.startsWith('/raw/llama2')) void llama2Raw(req, res, body);
       else problem(res, 404, `no such operation ${path}`);
     });
   });
