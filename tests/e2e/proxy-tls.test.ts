@@ -215,8 +215,8 @@ describe.each(TOPOLOGIES)('TLS on the proxy (%s)', (name) => {
       const tlsPort = Number(new URL(topology.dataPlanes[0]!.proxyTlsUrl).port);
       expect(configuration.proxy_listen).toEqual([`127.0.0.1:${plainPort}`, `127.0.0.1:${tlsPort} http2 ssl`]);
       expect(configuration.proxy_listeners).toEqual([
-        { ip: '127.0.0.1', port: plainPort, ssl: false, http2: false, proxy_protocol: false, deferred: false, reuseport: false, backlog: null, listener: `127.0.0.1:${plainPort}` },
-        { ip: '127.0.0.1', port: tlsPort, ssl: true, http2: true, proxy_protocol: false, deferred: false, reuseport: false, backlog: null, listener: `127.0.0.1:${tlsPort} http2 ssl` },
+        { ip: '127.0.0.1', port: plainPort, ssl: false, http2: false, proxy_protocol: false, deferred: false, bind: false, reuseport: false, backlog: null, listener: `127.0.0.1:${plainPort}` },
+        { ip: '127.0.0.1', port: tlsPort, ssl: true, http2: true, proxy_protocol: false, deferred: false, bind: false, reuseport: false, backlog: null, listener: `127.0.0.1:${tlsPort} http2 ssl` },
       ]);
     } else {
       expect(configuration.role).toBe('control_plane');

@@ -65,8 +65,9 @@ export function formatListenEntry(entry: ListenEntry): string {
   const host = entry.host.includes(':') ? `[${entry.host}]` : entry.host;
   const f = entry.flags;
   const words = [`${host}:${entry.port}`];
-  if (f.ssl) words.push('ssl');
+  // Kong's order: `0.0.0.0:8443 http2 ssl`
   if (f.http2) words.push('http2');
+  if (f.ssl) words.push('ssl');
   if (f.proxyProtocol) words.push('proxy_protocol');
   if (f.reuseport) words.push('reuseport');
   if (f.udp) words.push('udp');

@@ -4,7 +4,8 @@ import type { Listen, Settings } from '../settings';
 
 /** One of Kong's `*_listeners` entries. */
 function listenerEntry(listen: Listen, ssl = false): Record<string, unknown> {
-  const flags = { ...(listen.flags ?? NO_FLAGS), ...(ssl ? { ssl: true } : {}) };
+  // the TLS proxy listener serves HTTP/2 by ALPN: Kong lists it `http2 ssl`
+  const flags = { ...(listen.flags ?? NO_FLAGS), ...(ssl ? { ssl: true, http2: true } : {}) };
   const entry = { host: listen.host, port: listen.port, flags };
   return {
     ip: listen.host,

@@ -109,7 +109,7 @@ describe('Kong names → Gatehouse settings', () => {
 
   it('opens the admin API over TLS when admin_listen has only ssl entries (Helm)', () => {
     const { env } = convertKongValues(conf('admin_listen = 0.0.0.0:8444 http2 ssl\nadmin_ssl_cert = /c.pem\nadmin_ssl_cert_key = /k.pem'));
-    expect(env).toMatchObject({ GATEHOUSE_ADMIN_LISTEN: '0.0.0.0:8444 ssl http2', GATEHOUSE_ADMIN_TLS_CERT: '/c.pem', GATEHOUSE_ADMIN_TLS_KEY: '/k.pem' });
+    expect(env).toMatchObject({ GATEHOUSE_ADMIN_LISTEN: '0.0.0.0:8444 http2 ssl', GATEHOUSE_ADMIN_TLS_CERT: '/c.pem', GATEHOUSE_ADMIN_TLS_KEY: '/k.pem' });
     expect(readSettings(env, 'control_plane').adminListen.flags?.ssl).toBe(true);
   });
 
