@@ -161,13 +161,13 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     const labels = { ai_provider: 'anthropic', ai_model: 'claude-3-5-sonnet', workspace: 'default' };
     for (const dp of topology.dataPlanes) {
       const scrape = async () => prometheusSamples(await (await fetch(`${dp.statusUrl}/metrics`)).text());
-      await waitUntil('the AI series', async () => sampleValue(await scrape(), 'ai_llm_requests_total', labels) === 1);
+      await waitUntil('the AI series', async () => sampleValue(await scrape(), 'kong_ai_llm_requests_total', labels) === 1);
       const samples = await scrape();
-      expect(sampleValue(samples, 'ai_llm_tokens_total', { ...labels, token_type: 'prompt_tokens' })).toBe(12);
-      expect(sampleValue(samples, 'ai_llm_tokens_total', { ...labels, token_type: 'completion_tokens' })).toBe(6);
-      expect(sampleValue(samples, 'ai_llm_tokens_total', { ...labels, token_type: 'total_tokens' })).toBe(18);
-      expect(sampleValue(samples, 'ai_llm_cost_total', labels)).toBeCloseTo((12 * 3 + 6 * 15) / 1_000_000, 12);
-      expect(sampleValue(samples, 'ai_llm_provider_latency_ms_count', labels)).toBe(1);
+      expect(sampleValue(samples, 'kong_ai_llm_tokens_total', { ...labels, token_type: 'prompt_tokens' })).toBe(12);
+      expect(sampleValue(samples, 'kong_ai_llm_tokens_total', { ...labels, token_type: 'completion_tokens' })).toBe(6);
+      expect(sampleValue(samples, 'kong_ai_llm_tokens_total', { ...labels, token_type: 'total_tokens' })).toBe(18);
+      expect(sampleValue(samples, 'kong_ai_llm_cost_total', labels)).toBeCloseTo((12 * 3 + 6 * 15) / 1_000_000, 12);
+      expect(sampleValue(samples, 'kong_ai_llm_provider_latency_ms_count', labels)).toBe(1);
     }
   });
 

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { CellCounter, CellHistogram, CounterCell, HistogramCell } from './cells';
 
-/** Kong's buckets for `ai_llm_provider_latency_ms`. */
+/** Kong's buckets for `kong_ai_llm_provider_latency_ms`. */
 export const AI_LLM_PROVIDER_LATENCY_BUCKETS = [250, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500, 5000, 10000, 30000, 60000];
 
 const TOKEN_TYPES = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
@@ -35,8 +35,8 @@ interface AiUseCase {
 const positive = (value: unknown): number => (typeof value === 'number' && value > 0 ? value : 0);
 
 /**
- * Kong's AI series of the prometheus plugin (`ai_metrics = true`): `ai_llm_requests_total`, `ai_llm_cost_total`,
- * `ai_llm_tokens_total` (by `token_type`) and `ai_llm_provider_latency_ms`, from the `ai` section the AI plugins add
+ * Kong's AI series of the prometheus plugin (`ai_metrics = true`, Kong's `kong_` prefix): `kong_ai_llm_requests_total`,
+ * `kong_ai_llm_cost_total`, `kong_ai_llm_tokens_total` (by `token_type`) and `kong_ai_llm_provider_latency_ms`, from the `ai` section the AI plugins add
  * to a request's log values (one use case per plugin namespace, e.g. `proxy`).
  */
 export class AiMetrics {
@@ -44,17 +44,17 @@ export class AiMetrics {
 
   constructor(registry: Registry) {
     const all = () => this.series.values();
-    new CellCounter({ name: 'ai_llm_requests_total', help: 'AI requests total per ai_provider in Kong', labelNames: LABELS, registers: [registry] }, function* () {
+    new CellCounter({ name: 'kong_ai_llm_requests_total', help: 'AI requests total per ai_provider in Kong', labelNames: LABELS, registers: [registry] }, function* () {
       for (const s of all()) yield s.requests;
     });
-    new CellCounter({ name: 'ai_llm_cost_total', help: 'AI requests cost per ai_provider/cache in Kong', labelNames: LABELS, registers: [registry] }, function* () {
+    new CellCounter({ name: 'kong_ai_llm_cost_total', help: 'AI requests cost per ai_provider/cache in Kong', labelNames: LABELS, registers: [registry] }, function* () {
       for (const s of all()) if (s.cost.value > 0) yield s.cost;
     });
-    new CellCounter({ name: 'ai_llm_tokens_total', help: 'AI requests cost per ai_provider/cache in Kong', labelNames: [...LABELS, 'token_type'], registers: [registry] }, function* () {
+    new CellCounter({ name: 'kong_ai_llm_tokens_total', help: 'AI requests cost per ai_provider/cache in Kong', labelNames: [...LABELS, 'token_type'], registers: [registry] }, function* () {
       for (const s of all()) for (const type of TOKEN_TYPES) if (s.tokens[type].value > 0) yield s.tokens[type];
     });
     new CellHistogram(
-      { name: 'ai_llm_provider_latency_ms', help: 'LLM response Latency for each AI plugins per ai_provider in Kong', labelNames: LABELS, buckets: AI_LLM_PROVIDER_LATENCY_BUCKETS, registers: [registry] },
+      { name: 'kong_ai_llm_provider_latency_ms', help: 'LLM response Latency for each AI plugins per ai_provider in Kong', labelNames: LABELS, buckets: AI_LLM_PROVIDER_LATENCY_BUCKETS, registers: [registry] },
       function* () {
         for (const s of all()) if (s.latency.count > 0) yield s.latency;
       },
