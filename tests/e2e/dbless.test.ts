@@ -99,6 +99,9 @@ describe.each(MODES)('DB-less: the declarative file served with no database ($na
     const root = await call('GET', '/');
     expect(root.status).toBe(200);
     expect(root.body.configuration.database).toBe('off');
+    // Kong's other configuration keys, as Kong Manager's Overview reads them
+    expect(root.body.configuration.router_flavor).toBe('traditional_compatible');
+    expect(Array.isArray(root.body.configuration.admin_listeners)).toBe(true);
     const status = await call('GET', '/status');
     expect(status.body.configuration_hash).toMatch(/^[0-9a-f]{32}$/);
     expect(status.body.database).toBeUndefined();

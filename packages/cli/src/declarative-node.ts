@@ -51,7 +51,7 @@ export async function startDeclarativeNode(
   bus: ConfigBus,
   secret: string,
   log: Logger,
-  opts: { admin: boolean; statusExtras?: () => Record<string, unknown>; beforeAdminListens?: () => Promise<void> },
+  opts: { admin: boolean; statusExtras?: () => Record<string, unknown>; beforeAdminListens?: () => Promise<void>; configuration?: Record<string, unknown> },
 ): Promise<DeclarativeNode> {
   // a control plane over Redis keeps its document there, resumes from it and follows the other control planes
   const documents = settings.redisUrl && settings.role !== 'data_plane' ? redisDocumentStore(settings.redisUrl, settings.redisPrefix) : null;
@@ -94,6 +94,7 @@ export async function startDeclarativeNode(
     adminListen: [listenText(settings.adminListen)],
     proxyListen: settings.role === 'all' ? [listenText(settings.proxyListen), ...(settings.proxyTlsListen ? [`${listenText(settings.proxyTlsListen)} http2 ssl`] : [])] : [],
     statusExtras: () => ({ gatehouse_version: GATEHOUSE_VERSION, ...opts.statusExtras?.() }),
+    ...(opts.configuration ? { configuration: opts.configuration } : {}),
     configBodyLimit: settings.adminMaxConfigBody,
     adminGuiOrigins: settings.adminGuiOrigins,
     adminHosts: settings.adminHosts,

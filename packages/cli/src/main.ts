@@ -176,6 +176,7 @@ async function run(command: string): Promise<void> {
       admin: role !== 'data_plane',
       statusExtras: () => (dp ? { configuration_hash_data_plane: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
       beforeAdminListens: role === 'control_plane' ? undefined : startProxy,
+      configuration: { ...kongConfiguration(settings, process.env), database: 'off' },
     });
     if (declarative.admin) {
       const exposure = adminExposureWarning(settings);

@@ -25,6 +25,8 @@ export interface DeclarativeAdminDeps {
   adminListen?: string[];
   proxyListen?: string[];
   statusExtras?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Kong `configuration` keys of GET / beyond the built-in ones (listeners, router flavour, …) */
+  configuration?: Record<string, unknown>;
   configBodyLimit?: number;
   adminGuiOrigins?: string[];
   adminHosts?: string[];
@@ -71,6 +73,7 @@ export function createDeclarativeAdminApp(deps: DeclarativeAdminDeps): Declarati
     proxyListen: deps.proxyListen ?? ['0.0.0.0:8000'],
     counters,
     statusExtras: deps.statusExtras,
+    ...(deps.configuration ? { configuration: deps.configuration } : {}),
   };
   const kinds = deps.source.state.kinds;
   mountDeclarativeNodeRoutes(resources, node, deps.plugins, deps.source);

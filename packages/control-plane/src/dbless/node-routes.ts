@@ -25,7 +25,6 @@ export function mountDeclarativeNodeRoutes(resources: ResourceRegistry, node: No
         timers: { running: 0, pending: 0 },
         pids: { master: process.pid, workers: [process.pid] },
         configuration: {
-          database: 'off',
           role: node.role,
           admin_listen: node.adminListen,
           proxy_listen: node.proxyListen,
@@ -33,6 +32,9 @@ export function mountDeclarativeNodeRoutes(resources: ResourceRegistry, node: No
           admin_listeners: node.adminListen.map(listener),
           plugins: ['bundled'],
           loaded_plugins: Object.fromEntries(plugins.map((p) => [p.name, true])),
+          // Kong's other configuration keys (listeners, router flavour, …); `database` stays `off`
+          ...node.configuration,
+          database: 'off',
         },
         plugins: { available_on_server: available, enabled_in_cluster: enabled },
       });
