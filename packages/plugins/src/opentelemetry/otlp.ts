@@ -1,4 +1,5 @@
-import { createRequire } from 'node:module';
+// a static import, so the built CLI bundles the generated class with the rest
+import generatedRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
 import type { RecordedSpan, SpanAttributes } from '../shared/tracing/request-spans';
 
 /** The instrumentation scope Kong names its spans with. */
@@ -32,11 +33,9 @@ interface ExportTraceServiceRequestCodec {
  * transformer's public serializer takes the SDK's span objects and converts them first, which costs as much again as
  * the encoding: the plugin builds the message from its own spans and has the generated class encode it.
  */
-const ExportTraceServiceRequest = (
-  createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root') as {
-    opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ExportTraceServiceRequestCodec } } } } };
-  }
-).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+// the generated module is typed as a reflection Root, but it is pbjs's static module: plain namespaces of classes
+const staticRoot = generatedRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ExportTraceServiceRequestCodec } } } } } };
+const ExportTraceServiceRequest = staticRoot.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 function anyValue(key: string, value: string | number | boolean): AnyValue {
   if (typeof value === 'string') return { stringValue: value };
