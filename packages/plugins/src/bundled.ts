@@ -34,6 +34,8 @@ import { loggly } from './loggly';
 import { statsd } from './statsd';
 import { datadog } from './datadog';
 import { preFunction } from './pre-function';
+import { awsLambda } from './aws-lambda';
+import { azureFunctions } from './azure-functions';
 import { postFunction } from './post-function';
 import { redirect } from './redirect';
 import { botDetection } from './bot-detection';
@@ -79,6 +81,8 @@ export const bundledPlugins: PluginDefinition[] = [
   statsd as PluginDefinition,
   datadog as PluginDefinition,
   preFunction as PluginDefinition,
+  awsLambda as PluginDefinition,
+  azureFunctions as PluginDefinition,
   postFunction as PluginDefinition,
   redirect as PluginDefinition,
   botDetection as PluginDefinition,

@@ -2,10 +2,10 @@
 // v1 Chat, Ollama's chat API, Gemini's generateContent, Bedrock's Converse signed with AWS Signature V4, and Hugging Face's Inference API):
 // they check the request shape field by field as the providers' API references describe it, record what they got, and
 // answer with fixed texts. A streamed answer can be held after its first events until the test releases it.
-import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { sigV4Problem } from './aws-sigv4';
 import type { AddressInfo } from 'node:net';
 
 export interface SeenRequest {
@@ -141,7 +141,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
   }
 
   async function bedrock(req: IncomingMessage, res: ServerResponse, body: any, raw: Buffer): Promise<void> {
-    const problemWithSignature = sigV4Problem(req, raw, BEDROCK_SECRET);
+    const problemWithSignature = sigV4Problem(req, raw, { keyId: BEDROCK_KEY_ID, secret: BEDROCK_SECRET, service: 'bedrock' });
     if (problemWithSignature !== null) return problem(res, 403, problemWithSignature);
     if (!Array.isArray(body.messages) || body.messages.some((m: any) => (m.role !== 'user' && m.role !== 'assistant') || !Array.isArray(m.content))) return problem(res, 400, 'messages need role user|assistant and content blocks');
     const last = [...body.messages].reverse().find((m: any) => m.role === 'user');
@@ -222,29 +222,3 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
 export const BEDROCK_KEY_ID = 'AKIDSTANDIN0000';
 export const BEDROCK_SECRET = 'stand-in-secret-key/0123456789abcdef';
 
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
-const rfc3986 = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
-/**
- * Checks an AWS Signature Version 4 `Authorization` header as AWS computes it (canonical request, string to sign,
- * derived key), written here from AWS's published algorithm; null when it holds, else what is wrong.
- */
-function sigV4Problem(req: IncomingMessage, body: Buffer, secret: string): string | null {
-  const auth = String(req.headers.authorization ?? '');
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(auth);
-  if (m === null) return `not a SigV4 Authorization header: ${auth}`;
-  const [, keyId, date, region, service, signedList, signature] = m as unknown as string[];
-  if (keyId !== BEDROCK_KEY_ID) return `unknown access key ${keyId}`;
-  if (service !== 'bedrock') return `signed for service ${service}`;
-  const amzDate = String(req.headers['x-amz-date'] ?? '');
-  const url = new URL(req.url ?? '/', 'http://stand-in');
-  const query = [...url.searchParams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`).join('&');
-  const names = signedList!.split(';');
-  const headers = names.map((n) => `${n}:${String(req.headers[n] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
-  const canonical = [req.method, url.pathname, query, headers, signedList, sha256(body)].join('\n');
-  const scope = `${date}/${region}/${service}/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date!), region!), service!), 'aws4_request');
-  return createHmac('sha256', key).update(toSign).digest('hex') === signature ? null : 'signature does not match';
-}

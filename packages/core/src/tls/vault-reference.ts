@@ -43,6 +43,8 @@ export const REFERENCEABLE_PLUGIN_FIELDS: Record<string, readonly string[]> = {
   'http-log': ['http_endpoint'],
   'oauth2': ['provision_key'],
   // the AI plugins' provider credentials (Kong's referenceable auth fields); `*` is each element of a list
+  'aws-lambda': ['aws_key', 'aws_secret', 'aws_assume_role_arn'],
+  'azure-functions': ['apikey', 'clientid'],
   'ai-proxy': aiAuthFields('auth').concat(aiAuthFields('fallbacks.*.auth')),
   'ai-request-transformer': aiAuthFields('llm.auth'),
   'ai-response-transformer': aiAuthFields('llm.auth'),

@@ -15,7 +15,7 @@ export function awsCredentials(accessKeyId: string | null, secretAccessKey: stri
   if (accessKeyId !== null && secretAccessKey !== null) return { accessKeyId, secretAccessKey };
   const id = env.AWS_ACCESS_KEY_ID;
   const secret = env.AWS_SECRET_ACCESS_KEY;
-  if (id === undefined || secret === undefined) return null;
+  if (!id || !secret) return null;
   return { accessKeyId: id, secretAccessKey: secret, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) };
 }
 
