@@ -47,6 +47,16 @@ describe.each(TOPOLOGIES)('a kong.yml with every bundled plugin (%s)', (name) =>
     expect(Object.keys(PLUGIN_CONFIGS).sort()).toEqual(bundledPlugins.map((p) => p.name).filter((n) => n !== 'jwe-decrypt').sort());
   });
 
+  it('Kong Manager forms: /schemas/plugins/{name} describes every plugin, its config record field by field', async () => {
+    for (const plugin of Object.keys(PLUGIN_CONFIGS)) {
+      const res = await fetch(`${topology.adminUrl}/schemas/plugins/${plugin}`);
+      const schema = (await res.json()) as { fields: Array<Record<string, { type: string; fields?: unknown[] }>> };
+      expect([plugin, res.status]).toEqual([plugin, 200]);
+      const config = schema.fields.find((f) => 'config' in f)?.config;
+      expect([plugin, config?.type, Array.isArray(config?.fields)]).toEqual([plugin, 'record', true]);
+    }
+  });
+
   it('loads with POST /config, and every data plane compiles it and serves its routes', async () => {
     const res = await fetch(`${topology.adminUrl}/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(allPluginsDocument(upstream.url)) });
     const body = await res.text();
