@@ -1,3 +1,4 @@
+import { Fifo } from './fifo';
 import type { QueueConfig } from './queue-schema';
 
 /** Processes one batch; resolves when it was accepted, rejects (or throws) to have it retried. */
@@ -76,8 +77,8 @@ function defaultSize(entry: unknown): number {
  * dropped to make room, with an error line, until processing succeeds again.
  */
 export class BatchQueue<T> {
-  private readonly entries: T[] = [];
-  private readonly sizes: number[] = [];
+  private readonly entries = new Fifo<T>();
+  private readonly sizes = new Fifo<number>();
   private bytes = 0;
   private inFlight = 0;
   private running = false;
@@ -171,8 +172,8 @@ export class BatchQueue<T> {
   }
 
   private take(count: number): T[] {
-    for (const size of this.sizes.splice(0, count)) this.bytes -= size;
-    return this.entries.splice(0, count);
+    for (const size of this.sizes.take(count)) this.bytes -= size;
+    return this.entries.take(count);
   }
 
   private updateCount(): void {
