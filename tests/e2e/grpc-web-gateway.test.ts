@@ -2,6 +2,8 @@
 // HTTP/1.1 clients (fetch, undici) on http/https routes whose service is a real @grpc/grpc-js server, unary and
 // server-streaming calls, every gRPC-Web content type, REST bindings from google.api.http options, and the schemas.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { once } from 'node:events';
+import { connect as http2Connect } from 'node:http2';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { cleanUp } from './support/helpers';
 import { createdThrough, jsonAdmin, startTopology, TOPOLOGIES, type Topology } from './support/topology';
@@ -89,6 +91,20 @@ describe.each(TOPOLOGIES)('grpc-web and grpc-gateway (%s)', (name) => {
         dispatcher: tlsAgent,
       });
       expect([res.status, await res.text()]).toEqual([200, HELLO_RESPONSE_TEXT_BODY]);
+    });
+
+    it('relays calls from HTTP/2 clients (TLS listener, ALPN h2)', async () => {
+      const session = http2Connect(topology.dataPlanes[0]!.proxyTlsUrl, { rejectUnauthorized: false });
+      try {
+        const stream = session.request({ ':method': 'POST', ':path': '/hello.HelloService/SayHello', 'content-type': 'application/grpc-web-text' });
+        stream.end(HELLO_REQUEST_TEXT_BODY);
+        const [head] = (await once(stream, 'response')) as [Record<string, string | number>];
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        expect([head[':status'], head['content-type'], Buffer.concat(chunks).toString('latin1')]).toEqual([200, 'application/grpc-web-text', HELLO_RESPONSE_TEXT_BODY]);
+      } finally {
+        session.close();
+      }
     });
 
     it('streams a server-streaming call: each message a frame, then the trailers (binary, text and JSON)', async () => {
