@@ -118,6 +118,19 @@ describe.each(TOPOLOGIES)('grpc-web and grpc-gateway (%s)', (name) => {
       expect(json.body).toEqual(Buffer.concat([frame('{"reply":"hello many #0"}'), frame('{"reply":"hello many #1"}'), trailer(0)]));
     });
 
+    it('sends each message of a stream as it comes, before the stream ends', async () => {
+      const res = await fetch(url('/hello.HelloService/Held'), { method: 'POST', headers: { 'content-type': 'application/grpc-web+proto' }, body: frame(helloMessage('x')) });
+      const reader = res.body!.getReader();
+      const first = frame(helloMessage('first x'));
+      let got = Buffer.alloc(0);
+      while (got.length < first.length) got = Buffer.concat([got, Buffer.from((await reader.read()).value!)]);
+      // the upstream still holds the call open: what arrived is its first message
+      expect([got, server.held]).toEqual([first, 1]);
+      server.release();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) got = Buffer.concat([got, Buffer.from(chunk.value)]);
+      expect(got).toEqual(Buffer.concat([first, frame(helloMessage('second x')), trailer(0)]));
+    });
+
     it('transcodes gRPC-Web JSON (framed) and plain JSON with the .proto file', async () => {
       const framed = await post('/hello.HelloService/SayHello', 'application/grpc-web+json', frame(JSON.stringify({ greeting: 'heya' })));
       expect([framed.status, framed.headers.get('content-type'), framed.body]).toEqual([200, 'application/grpc-web+json', Buffer.concat([frame('{"reply":"hello heya"}'), trailer(0)])]);

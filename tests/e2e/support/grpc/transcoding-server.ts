@@ -25,7 +25,17 @@ function service(file: string, name: string): grpc.ServiceDefinition {
 const text = (value: unknown) => (typeof value === 'string' ? value : '');
 const seconds = (value: unknown) => Number((value as { seconds?: unknown } | null)?.seconds ?? 0);
 
+/** `Held` streams: the first message at once, the second once the test releases them */
+const held = { waiting: [] as Array<() => void> };
+
 const hello: Record<string, Unary | Streamed> = {
+  Held: ((call) => {
+    call.write({ reply: `first ${text(call.request.greeting)}` });
+    held.waiting.push(() => {
+      call.write({ reply: `second ${text(call.request.greeting)}` });
+      call.end();
+    });
+  }) as Streamed,
   SayHello: ((call, callback) => callback(null, { reply: `hello ${text(call.request.greeting)}` })) as Unary,
   LotsOfReplies: ((call) => {
     for (let i = 0; i < Number(call.request.count ?? 0); i++) call.write({ reply: `hello ${text(call.request.greeting)} #${i}` });
@@ -56,6 +66,10 @@ const shelf: Record<string, Unary | Streamed> = {
 
 export interface TranscodingServer {
   port: number;
+  /** `Held` calls waiting for their second message */
+  readonly held: number;
+  /** sends the waiting `Held` calls their second message and ends them */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -67,5 +81,12 @@ export async function startTranscodingServer(): Promise<TranscodingServer> {
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
   );
-  return { port, close: async () => server.forceShutdown() };
+  return {
+    port,
+    get held() {
+      return held.waiting.length;
+    },
+    release: () => held.waiting.splice(0).forEach((send) => send()),
+    close: async () => server.forceShutdown(),
+  };
 }
