@@ -7,7 +7,7 @@
 //   BENCH_ROUTER_SMALL (default 100) and BENCH_ROUTER_N (default 10000): the route counts of the `router` scenario
 //   BENCH_ONLY=opentelemetry: key-auth + opentelemetry (sampling 1.0, local collector) against key-auth alone
 //   BENCH_DBLESS_CONSUMERS (default 100000): the consumer count of the `dbless` scenario's POST /config
-//   BENCH_ONLY=grpc: gRPC unary calls through the data plane vs direct; BENCH_ONLY=stream: TCP MB/s through it vs direct;
+//   BENCH_ONLY=grpc: gRPC unary calls through the data plane vs direct (and gRPC-Web calls through the grpc-web plugin); BENCH_ONLY=stream: TCP MB/s through it vs direct;
 //   BENCH_ONLY=websocket: WebSocket messages/s relayed vs direct
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';

@@ -33,7 +33,7 @@ describe.each(TOPOLOGIES)('a kong.yml with every bundled plugin (%s)', (name) =>
     dir = mkdtempSync(join(tmpdir(), `gh-e2e-all-plugins-${name}-`));
     upstream = await startEchoUpstream();
     topology = await startTopology(name);
-  });
+  }, 240_000);
 
   afterAll(async () => {
     await cleanUp(

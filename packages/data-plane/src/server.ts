@@ -266,7 +266,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
       return sendFixed(res, ProxyErrors.noService);
     }
     const hooks = ex.responseSteps === null ? null : responseHooksOf(ex);
-    const via = ex.compiledRoute.grpc ? grpcForwarder : forwarder;
+    const via = ex.compiledRoute.grpc || ex.compiledRoute.grpcUpstream ? grpcForwarder : forwarder;
     if (target.balancer !== null) return forwardBalanced(req, res, ex, target, hooks, via);
     const upstream = buildUpstreamRequest(ex, target, false, hooks);
     ex.trace?.sent(upstream.path, target, ex.service?.host);

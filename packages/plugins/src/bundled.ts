@@ -43,6 +43,8 @@ import { standardWebhooks } from './standard-webhooks';
 import { responseRateLimiting } from './response-ratelimiting';
 import { session } from './session';
 import { acme } from './acme';
+import { grpcWeb } from './grpc-web';
+import { grpcGateway } from './grpc-gateway';
 
 /** Every bundled plugin, one line each. */
 export const bundledPlugins: PluginDefinition[] = [
@@ -90,6 +92,8 @@ export const bundledPlugins: PluginDefinition[] = [
   responseRateLimiting as PluginDefinition,
   session as PluginDefinition,
   acme as PluginDefinition,
+  grpcWeb as PluginDefinition,
+  grpcGateway as PluginDefinition,
 ];
 
 const byName = new Map(bundledPlugins.map((p) => [p.name, p]));

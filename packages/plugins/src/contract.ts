@@ -139,6 +139,21 @@ export interface UpstreamResponse {
    * so what it stores (a cache entry in a store another process holds) is in place when the client sees the end.
    */
   captureBody(capture: (body: Buffer) => void | Promise<unknown>): void;
+  /**
+   * passes the body through `wrap` as it streams to the client, nothing buffered (Kong's body_filter chunk by chunk:
+   * grpc-web's reframing, grpc-gateway's JSON). `trailers` reads the upstream's trailers once the body has ended.
+   * Present where the forwarder can stream a transform (gRPC services); absent elsewhere.
+   */
+  streamBody?(wrap: (body: Readable, trailers: ResponseTrailers) => Readable): void;
+}
+
+/** The upstream's trailers as a streamed body transform sees them at its end. */
+export interface ResponseTrailers {
+  /**
+   * the trailers (lower-case names; a gRPC answer without a body has its `grpc-status` and `grpc-message` in its head,
+   * and those are given); taking them keeps them from the client's HTTP trailers (they went into the body)
+   */
+  take(): Readonly<Record<string, string>>;
 }
 
 /** A response produced by a plugin instead of proxying. */

@@ -45,6 +45,8 @@ export const PLUGIN_CONFIGS: Record<string, Record<string, unknown>> = {
   'ai-prompt-guard': { deny_patterns: ['.*password.*'] },
   'ai-prompt-template': { templates: [{ name: 'greet', template: '{"messages":[{"role":"user","content":"Hello {{who}}"}]}' }] },
   'ai-request-transformer': { prompt: 'Rewrite as JSON', llm: { route_type: 'llm/v1/chat', model: { provider: 'openai', name: 'gpt-4o' } } },
+  'grpc-web': { proto: '/etc/kong/protos/hello.proto', allow_origin_header: 'https://app.example.org' },
+  'grpc-gateway': { proto: '/etc/kong/protos/bookstore.proto' },
   'ai-response-transformer': { prompt: 'Summarise', llm: { route_type: 'llm/v1/chat', model: { provider: 'openai', name: 'gpt-4o' } } },
 };
 

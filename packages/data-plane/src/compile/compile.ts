@@ -240,6 +240,7 @@ export function compileRoute(
     acceptsHttp: protocols.includes('http') || protocols.includes('grpc'),
     acceptsHttps: protocols.includes('https') || protocols.includes('grpcs'),
     grpc: protocols.includes('grpc') || protocols.includes('grpcs'),
+    grpcUpstream: service?.protocol === 'grpc' || service?.protocol === 'grpcs',
     httpsRedirectStatus: route.https_redirect_status_code ?? 426,
   };
 }

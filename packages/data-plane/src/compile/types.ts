@@ -72,6 +72,11 @@ export interface CompiledRoute {
   acceptsHttps: boolean;
   /** a `grpc`/`grpcs` route: only gRPC requests (HTTP/2, `application/grpc…`) are proxied on it */
   grpc: boolean;
+  /**
+   * the service speaks gRPC (`grpc`/`grpcs`): requests go upstream over HTTP/2 whatever the route's protocols, as
+   * Kong's `@grpc` location (grpc-web and grpc-gateway turn HTTP/1.1 requests into gRPC calls on `http` routes)
+   */
+  grpcUpstream: boolean;
   httpsRedirectStatus: number;
 }
 

@@ -7,6 +7,8 @@ import { sendUpstreamFailure } from '../proxy/responses';
 import type { UpstreamRequest } from '../proxy/upstream-request';
 import { parseGrpcTimeout } from './grpc-timeout';
 import { GRPC_DEADLINE_EXCEEDED } from './grpc-status';
+import { GrpcInterceptedResponse, rawHeadersOf, relayTransformed, trailerFields } from './grpc-response';
+import { writeHeadFrom } from '../proxy/response-interception';
 
 /**
  * Forwards gRPC calls over HTTP/2 (node:http2), one multiplexed session per upstream address: the client's request
@@ -131,6 +133,40 @@ export class GrpcForwarder implements Forwarder {
     onAnswer();
     const status = Number(head[':status'] ?? 200);
     observer?.onResponse(status);
+    const endsNow = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+    if (upstream.onResponse !== null) {
+      // the plugins' response hooks see the head; their streamed transforms rewrite the messages as they come
+      const response = new GrpcInterceptedResponse(status, rawHeadersOf(head), upstream.responseHeaders);
+      upstream.onResponse(response);
+      if (response.streams !== null) delete response.headers['content-length'];
+      writeHeadFrom(res, response.status, response.headers, upstream.trace ?? null);
+      if (response.streams !== null) {
+        return relayTransformed(res, stream, response.streams, endsNow ? trailerFields(head, ['grpc-status', 'grpc-message']) : null, finish);
+      }
+    } else {
+      this.writeHead(res, status, head, upstream);
+    }
+    // trailers-only (the status in the head, END_STREAM set): answered the same way, in one HEADERS frame
+    if (endsNow) {
+      res.end();
+      return finish();
+    }
+    res.flushHeaders();
+    stream.on('data', (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        stream.pause();
+        res.once('drain', () => stream.resume());
+      }
+    });
+    stream.on('trailers', (trailers: IncomingHttpHeaders) => res.addTrailers(trailerFields(trailers)));
+    stream.on('end', () => {
+      if (!res.writableEnded) res.end();
+      finish();
+    });
+  }
+
+  /** The upstream's head as it is, with the headers plugins set and the gateway's stamps. */
+  private writeHead(res: ServerResponse, status: number, head: IncomingHttpHeaders, upstream: UpstreamRequest): void {
     const out: Record<string, string | string[]> = {};
     for (const name in head) {
       const value = head[name];
@@ -145,30 +181,6 @@ export class GrpcForwarder implements Forwarder {
     }
     for (const name in out) res.setHeader(name, out[name]!);
     res.statusCode = status;
-    // trailers-only (the status in the head, END_STREAM set): answered the same way, in one HEADERS frame
-    if ((flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0) {
-      res.end();
-      return finish();
-    }
-    res.flushHeaders();
-    stream.on('data', (chunk: Buffer) => {
-      if (!res.write(chunk)) {
-        stream.pause();
-        res.once('drain', () => stream.resume());
-      }
-    });
-    stream.on('trailers', (trailers: IncomingHttpHeaders) => {
-      const kept: Record<string, string> = {};
-      for (const name in trailers) {
-        const value = trailers[name];
-        if (name.charCodeAt(0) !== 58 && value !== undefined) kept[name] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      res.addTrailers(kept);
-    });
-    stream.on('end', () => {
-      if (!res.writableEnded) res.end();
-      finish();
-    });
   }
 
   prune(active: ReadonlySet<string>): void {
