@@ -20,7 +20,6 @@ import { topFrames } from './profile-share';
 
 const API_KEY = 'benchkey:benchsecret';
 const PATH = '/api/hello';
-const tsx = here('../../node_modules/.bin/tsx');
 
 interface Peer {
   name: string;

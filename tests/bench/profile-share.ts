@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number };
   children?: number[];
 }
 
@@ -69,7 +69,7 @@ export interface TopFrame {
  * the samples of the profile's last milliseconds (the span under load, without the start of the process).
  */
 export function topFrames(file: string, count = 15, lastMs = Infinity): TopFrame[] {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile & { nodes: Array<ProfileNode & { callFrame: { lineNumber?: number } }> };
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<string, number>();
   let busy = 0;
