@@ -7,6 +7,7 @@ import { deriveSnapshotKeys, type SnapshotKeys } from './sealing';
 import { isSealed, verifyDelta, verifySnapshotInSlices, type VerifyOptions } from './signing';
 import { SnapshotDiskCache } from './snapshot-disk-cache';
 import { succession, type ConfigPosition } from './snapshot-order';
+import { deltaPlace, onAnnouncement, onDelta, onKeptDeltas, onSnapshot, onStoredHead, type Serving } from './sync-rules';
 
 export type SnapshotSource = 'cache' | 'bus';
 
@@ -216,28 +217,15 @@ export class DataPlaneSync {
 
   private onAnnouncement(announcement: SnapshotAnnouncement): void {
     if (this.stopped) return;
-    if (announcement.delta && this.options.applyDelta && !this.rebuild) {
-      this.onDelta(announcement.delta);
-      return;
-    }
-    const order = succession(announcement, this.servingPosition());
-    if (order === 'same' && this.cacheUnsealed) {
-      void this.syncNow(); // the control plane may now store it sealed: the cache is rewritten with it
-      return;
-    }
-    if (order !== 'newer-version' && order !== 'newer-epoch') {
-      this.options.logger.debug?.('ignoring announcement of a config that does not follow the serving one', {
-        announced: announcement.version,
-        epoch: announcement.epoch,
-        serving: this.servingVersion(),
-      });
-      return;
-    }
-    if (order === 'newer-version' && announcement.hash === this.servingHash()) {
-      this.options.logger.debug?.('announced config has the serving hash; nothing to load', { announced: announcement.version, hash: announcement.hash });
-      return;
-    }
-    void this.syncNow();
+    const action = onAnnouncement(announcement, this.serving(), { followsDeltas: this.options.applyDelta !== undefined, rebuilding: this.rebuild, cacheUnsealed: this.cacheUnsealed });
+    if (action.do === 'apply-delta') return this.onDelta(announcement.delta!);
+    // a fetch of the serving version held in clear on disk rewrites the cache sealed, once the bus stores it so
+    if (action.do === 'fetch') return void this.syncNow();
+    const details = { announced: announcement.version, epoch: announcement.epoch, serving: this.servingVersion(), hash: announcement.hash };
+    this.options.logger.debug?.(
+      action.why === 'same hash' ? 'announced config has the serving hash; nothing to load' : 'ignoring announcement of a config that does not follow the serving one',
+      details,
+    );
   }
 
   /**
@@ -246,17 +234,16 @@ export class DataPlaneSync {
    * the stored snapshot and the kept deltas instead.
    */
   private onDelta(signed: SignedDelta): void {
-    const serving = this.servingPosition();
-    if (serving !== null && (signed.epoch ?? null) === (serving.epoch ?? null) && signed.version <= serving.version) return;
-    const outcome = this.applyOneDelta(signed, 'bus');
-    if (outcome !== 'applied') void this.syncNow();
+    const action = onDelta(signed, this.servingPosition());
+    if (action === 'ignore') return;
+    if (action === 'fetch' || this.applyOneDelta(signed, 'bus') !== 'applied') void this.syncNow();
   }
 
   /** Verifies and applies one delta if it follows the serving version; 'gap' when it does not. */
   private applyOneDelta(signed: SignedDelta, source: SnapshotSource): Outcome | 'gap' {
     const serving = this.servingPosition();
-    if (serving === null || (signed.epoch ?? null) !== (serving.epoch ?? null) || signed.from > serving.version) return 'gap';
-    if (signed.version <= serving.version) return 'stale';
+    const place = deltaPlace(signed, serving);
+    if (place !== 'next' || serving === null) return place === 'next' ? 'gap' : place;
     let delta: SnapshotDelta;
     try {
       delta = verifyDelta(signed, this.keys, VERIFY);
@@ -381,32 +368,24 @@ export class DataPlaneSync {
    */
   private async followStored(signed: SignedSnapshot): Promise<void> {
     const serving = this.servingPosition();
-    const order = succession(signed, serving);
     const rebuild = this.rebuild;
-    let full = rebuild || serving === null || order === 'newer-epoch';
-    if (!full && order === 'older-epoch') {
+    const plan = onStoredHead(signed, serving, rebuild);
+    if (plan === 'keep-serving') {
       await this.accept(signed, 'bus'); // logs and keeps the serving config
       return;
     }
     try {
-      if (!full) {
+      if (plan === 'follow-deltas') {
         const deltas = await this.options.bus.fetchDeltas(serving!.version);
-        const continues = deltas.length > 0 && deltas[0]!.from <= serving!.version && (deltas[0]!.epoch ?? null) === (serving!.epoch ?? null);
-        if (continues) {
-          if (this.applyChain(deltas, 'bus')) return;
-          full = true;
-        } else if (order === 'newer-version') {
-          full = true;
-        } else if (deltas.length > 0) {
+        const next = onKeptDeltas(deltas, serving!, signed);
+        if (next === 'up-to-date' || (next === 'apply-chain' && this.applyChain(deltas, 'bus'))) return;
+        if (next === 'retry') {
           this.state.last_error = `kept deltas start at ${deltas[0]!.from}, after the serving version ${serving!.version}`;
           this.fetchFailures++;
           this.scheduleRetry();
           return;
-        } else {
-          return; // up to date
         }
       }
-      if (!full) return;
       const outcome = await this.accept(signed, 'bus', rebuild || this.rebuild);
       if (outcome === 'rejected') return;
       this.rebuild = false;
@@ -442,8 +421,8 @@ export class DataPlaneSync {
   private async accept(signed: SignedSnapshot, source: SnapshotSource, rebuild = false): Promise<Outcome> {
     if (this.stopped) return 'stale';
     const serving = this.servingVersion();
-    const order = rebuild && signed.epoch === (this.state.config_epoch ?? undefined) ? 'newer-epoch' : succession(signed, this.servingPosition());
-    if (order === 'older-version' || order === 'older-epoch') {
+    const action = onSnapshot(signed, { ...this.serving(), epoch: this.state.config_epoch }, rebuild);
+    if (action.do === 'keep-serving' && action.why === 'older') {
       this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', {
         stored: signed.version,
         stored_epoch: signed.epoch,
@@ -452,10 +431,10 @@ export class DataPlaneSync {
       });
       return 'stale';
     }
-    if (order === 'same') return 'stale';
+    if (action.do === 'keep-serving') return 'stale';
     // a new epoch with the serving hash is still loaded: the data plane must move to the epoch (a replay of the old
     // epoch is then refused), and compiling once per epoch change costs little
-    if (order === 'newer-version' && signed.hash === this.servingHash()) {
+    if (action.do === 'relabel') {
       if (this.options.relabel) {
         this.options.relabel(signed.version, signed.epoch ?? null);
         this.state.config_version = signed.version;
@@ -481,7 +460,7 @@ export class DataPlaneSync {
       return 'rejected';
     }
 
-    if (order === 'newer-epoch' && serving !== null && !rebuild) {
+    if (action.newEpoch && serving !== null && !rebuild) {
       this.options.logger.warn('config from a new cluster epoch loaded (the control plane database was reset or restored)', {
         version: snapshot.version,
         epoch: snapshot.epoch,
@@ -535,6 +514,10 @@ export class DataPlaneSync {
   private isNewer(announcement: SnapshotAnnouncement): boolean {
     const order = succession(announcement, this.servingPosition());
     return order === 'newer-epoch' || (order === 'newer-version' && announcement.hash !== this.servingHash());
+  }
+
+  private serving(): Serving {
+    return { position: this.servingPosition(), hash: this.servingHash() };
   }
 
   private servingPosition(): ConfigPosition | null {
