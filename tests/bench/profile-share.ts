@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number };
   children?: number[];
 }
 
@@ -55,4 +55,39 @@ export function profileShare(file: string, part: FramePick): ProfileShare {
     if (pickedOnStack(id)) picked += us;
   }
   return { busyMs: busy / 1000, part: busy === 0 ? 0 : picked / busy, gc: busy === 0 ? 0 : gc / busy };
+}
+
+export interface TopFrame {
+  /** `function (file:line)` */
+  frame: string;
+  /** the share (0–1) of busy time spent in this frame itself */
+  self: number;
+}
+
+/**
+ * The frames with the most self time in a profile, idle time aside: where a process's CPU goes. `lastMs` keeps only
+ * the samples of the profile's last milliseconds (the span under load, without the start of the process).
+ */
+export function topFrames(file: string, count = 15, lastMs = Infinity): TopFrame[] {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<string, number>();
+  let busy = 0;
+  const total = profile.timeDeltas.reduce((a, b) => a + b, 0);
+  let at = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (total - at > lastMs * 1000) continue;
+    const { functionName, url, lineNumber } = byId.get(profile.samples[i]!)!.callFrame;
+    if (functionName === '(idle)') continue;
+    const us = profile.timeDeltas[i + 1] ?? 0;
+    busy += us;
+    const where = url ? ` (${url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*\/packages\//, '').replace(/^node:/, 'node:')}:${(lineNumber ?? 0) + 1})` : '';
+    const key = `${functionName || '(anonymous)'}${where}`;
+    selfUs.set(key, (selfUs.get(key) ?? 0) + us);
+  }
+  return [...selfUs]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([frame, us]) => ({ frame, self: busy === 0 ? 0 : us / busy }));
 }

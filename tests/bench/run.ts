@@ -9,6 +9,8 @@
 //   BENCH_DBLESS_CONSUMERS (default 100000): the consumer count of the `dbless` scenario's POST /config
 //   BENCH_ONLY=grpc: gRPC unary calls through the data plane vs direct (and gRPC-Web calls through the grpc-web plugin); BENCH_ONLY=stream: TCP MB/s through it vs direct;
 //   BENCH_ONLY=websocket: WebSocket messages/s relayed vs direct
+//   BENCH_ONLY=peers: nginx (map key check), the minimal Node forwarder and the data plane, one core each, wrk,
+//     interleaved rounds (BENCH_ROUNDS, default 3 here), ratios to nginx and to the forwarder with their spread
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
@@ -32,6 +34,7 @@ import { measureRouter, printRouter } from './router';
 import { measureGrpc } from './grpc';
 import { measureStream } from './stream';
 import { measureWebSocket } from './websocket';
+import { measurePeers } from './peers';
 import { checkoutBase, measureConnectionLimits, measureRapidReset, type BaseTree } from './proxy-connections';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -95,6 +98,9 @@ async function main(): Promise<void> {
       );
     }
   }
+
+  // first among the scenarios: it pins processes to cores and wants the machine as quiet as this run finds it
+  if (!only || only.includes('peers')) await measurePeers({ connections, seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 3) });
 
   if (!only || only.includes('workers')) {
     const workersUpstream = await startScript(here('servers/upstream.ts'));

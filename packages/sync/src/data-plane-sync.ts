@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { EMPTY_CONFIG_HASH, type SignedDelta, type SignedSnapshot, type Snapshot, type SnapshotAnnouncement, type SnapshotDelta } from '@gatehouse/core';
 import type { BusSubscription, ConfigBus, DataPlaneReport } from './bus';
 import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
+import { Heartbeat, PeriodicTasks } from './heartbeat';
 import type { SyncLogger } from './logger';
 import { deriveSnapshotKeys, type SnapshotKeys } from './sealing';
-import { hasValidSignature, isSealed, parseSignedDelta, parseSignedSnapshot, verifyDelta, verifySnapshotInSlices, type VerifyOptions } from './signing';
-import { readTextInSlices, writeTextInSlices } from './text-in-slices';
+import { isSealed, verifyDelta, verifySnapshotInSlices, type VerifyOptions } from './signing';
+import { SnapshotDiskCache } from './snapshot-disk-cache';
 import { succession, type ConfigPosition } from './snapshot-order';
+import { deltaPlace, onAnnouncement, onDelta, onKeptDeltas, onSnapshot, onStoredHead, type Serving } from './sync-rules';
 
 export type SnapshotSource = 'cache' | 'bus';
 
@@ -48,18 +47,6 @@ export interface DataPlaneSyncOptions {
   onDeltaApplied?(delta: SnapshotDelta, source: SnapshotSource): void;
 }
 
-/** deltas kept in the disk cache beside the snapshot before the cache is compacted onto a newer stored snapshot */
-const CACHE_DELTAS_BEFORE_COMPACTION = 2000;
-/** ms without a delta before the cache is compacted */
-const COMPACTION_QUIET_MS = 2000;
-/**
- * ms between further tries while the bus's stored snapshot does not yet cover the cached deltas: the control plane
- * stores it once writes pause, which at 100,000 consumers takes longer than the quiet time above
- */
-const COMPACTION_RETRY_MS = 3000;
-/** tries after the first before the cache waits for the next deltas */
-const COMPACTION_RETRIES = 20;
-
 export interface DataPlaneSyncStatus {
   config_version: number | null;
   config_hash: string | null;
@@ -93,31 +80,21 @@ export class DataPlaneSync {
   private readonly identity: DataPlaneIdentity;
   /** derived once from the cluster secret */
   private readonly keys: SnapshotKeys;
-  /** the disk cache holds a snapshot or delta that is not sealed (written before the control plane sealed them) */
-  private cacheUnsealed = false;
+  /** the last good config on disk; null without a cache file */
+  private readonly cache: SnapshotDiskCache | null;
+  private readonly heartbeat: Heartbeat;
+  private readonly periodic = new PeriodicTasks();
   private unsealedWarned = false;
   private subscription: BusSubscription | null = null;
-  private timers: NodeJS.Timeout[] = [];
   private fetching: Promise<void> | null = null;
   private fetchAgain = false;
   private started = false;
   private cacheRestored = false;
   private stopped = false;
-  private heartbeatFailing = false;
   private fetchFailures = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   /** set when a delta did not apply: the next fetch loads the stored snapshot even when it is not newer */
   private rebuild = false;
-  /** the version of the snapshot in the disk cache, and the deltas appended after it */
-  private cachedSnapshotVersion: number | null = null;
-  /** how many deltas the cache file holds after its snapshot (the deltas themselves are only on disk) */
-  private cachedDeltas = 0;
-  /** how many cached deltas there were at the last compaction attempt (one attempt per threshold's worth of deltas) */
-  private compactionTriedAt = 0;
-  private compactionTimer: NodeJS.Timeout | null = null;
-  /** further tries left while the stored snapshot lags the cached deltas */
-  private compactionRetries = COMPACTION_RETRIES;
-  private cacheWrites: Promise<void> = Promise.resolve();
   private readonly state: DataPlaneSyncStatus = {
     config_version: null,
     config_hash: null,
@@ -132,6 +109,23 @@ export class DataPlaneSync {
     if (!options.secret) throw new Error('DataPlaneSync needs the cluster secret');
     this.keys = deriveSnapshotKeys(options.secret);
     this.identity = dataPlaneIdentity(options.identity);
+    this.heartbeat = new Heartbeat(options.bus, () => this.report(), options.logger);
+    this.cache =
+      options.cacheFile === null
+        ? null
+        : new SnapshotDiskCache({
+            file: options.cacheFile,
+            keepsDeltas: options.applyDelta !== undefined,
+            keys: this.keys,
+            logger: options.logger,
+            fetchStored: () => options.bus.fetchLatest(),
+            servingEpoch: () => this.state.config_epoch,
+          });
+  }
+
+  /** the disk cache holds a snapshot or delta that is not sealed (written before the control plane sealed them) */
+  private get cacheUnsealed(): boolean {
+    return this.cache?.unsealed ?? false;
   }
 
   /**
@@ -156,10 +150,10 @@ export class DataPlaneSync {
     await this.syncNow();
 
     const heartbeatMs = this.options.heartbeatIntervalMs ?? 10000;
-    if (heartbeatMs > 0) this.every(heartbeatMs, () => this.heartbeat());
+    if (heartbeatMs > 0) this.periodic.every(heartbeatMs, () => this.beat());
     const refetchMs = this.options.refetchIntervalMs ?? 30000;
-    if (refetchMs > 0) this.every(refetchMs, () => this.checkLatest());
-    void this.heartbeat();
+    if (refetchMs > 0) this.periodic.every(refetchMs, () => this.checkLatest());
+    void this.beat();
   }
 
   /**
@@ -175,17 +169,15 @@ export class DataPlaneSync {
   /** Stops timers and the subscription; the bus itself belongs to the caller. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.periodic.stop();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    if (this.compactionTimer) clearTimeout(this.compactionTimer);
-    this.compactionTimer = null;
+    const cacheStopped = this.cache?.stop();
     const subscription = this.subscription;
     this.subscription = null;
     await subscription?.close().catch(() => {});
     await this.fetching?.catch(() => {});
-    await this.cacheWrites;
+    await cacheStopped;
   }
 
   /** Fetches the latest snapshot and applies it if newer. Concurrent calls share one fetch, plus one more after it. */
@@ -225,28 +217,15 @@ export class DataPlaneSync {
 
   private onAnnouncement(announcement: SnapshotAnnouncement): void {
     if (this.stopped) return;
-    if (announcement.delta && this.options.applyDelta && !this.rebuild) {
-      this.onDelta(announcement.delta);
-      return;
-    }
-    const order = succession(announcement, this.servingPosition());
-    if (order === 'same' && this.cacheUnsealed) {
-      void this.syncNow(); // the control plane may now store it sealed: the cache is rewritten with it
-      return;
-    }
-    if (order !== 'newer-version' && order !== 'newer-epoch') {
-      this.options.logger.debug?.('ignoring announcement of a config that does not follow the serving one', {
-        announced: announcement.version,
-        epoch: announcement.epoch,
-        serving: this.servingVersion(),
-      });
-      return;
-    }
-    if (order === 'newer-version' && announcement.hash === this.servingHash()) {
-      this.options.logger.debug?.('announced config has the serving hash; nothing to load', { announced: announcement.version, hash: announcement.hash });
-      return;
-    }
-    void this.syncNow();
+    const action = onAnnouncement(announcement, this.serving(), { followsDeltas: this.options.applyDelta !== undefined, rebuilding: this.rebuild, cacheUnsealed: this.cacheUnsealed });
+    if (action.do === 'apply-delta') return this.onDelta(announcement.delta!);
+    // a fetch of the serving version held in clear on disk rewrites the cache sealed, once the bus stores it so
+    if (action.do === 'fetch') return void this.syncNow();
+    const details = { announced: announcement.version, epoch: announcement.epoch, serving: this.servingVersion(), hash: announcement.hash };
+    this.options.logger.debug?.(
+      action.why === 'same hash' ? 'announced config has the serving hash; nothing to load' : 'ignoring announcement of a config that does not follow the serving one',
+      details,
+    );
   }
 
   /**
@@ -255,17 +234,16 @@ export class DataPlaneSync {
    * the stored snapshot and the kept deltas instead.
    */
   private onDelta(signed: SignedDelta): void {
-    const serving = this.servingPosition();
-    if (serving !== null && (signed.epoch ?? null) === (serving.epoch ?? null) && signed.version <= serving.version) return;
-    const outcome = this.applyOneDelta(signed, 'bus');
-    if (outcome !== 'applied') void this.syncNow();
+    const action = onDelta(signed, this.servingPosition());
+    if (action === 'ignore') return;
+    if (action === 'fetch' || this.applyOneDelta(signed, 'bus') !== 'applied') void this.syncNow();
   }
 
   /** Verifies and applies one delta if it follows the serving version; 'gap' when it does not. */
   private applyOneDelta(signed: SignedDelta, source: SnapshotSource): Outcome | 'gap' {
     const serving = this.servingPosition();
-    if (serving === null || (signed.epoch ?? null) !== (serving.epoch ?? null) || signed.from > serving.version) return 'gap';
-    if (signed.version <= serving.version) return 'stale';
+    const place = deltaPlace(signed, serving);
+    if (place !== 'next' || serving === null) return place === 'next' ? 'gap' : place;
     let delta: SnapshotDelta;
     try {
       delta = verifyDelta(signed, this.keys, VERIFY);
@@ -296,7 +274,7 @@ export class DataPlaneSync {
     this.state.last_applied_at = Date.now();
     this.state.last_error = null;
     if (!isSealed(signed)) this.warnUnsealed('delta', source, signed.version);
-    if (source === 'bus') this.appendCachedDelta(signed);
+    if (source === 'bus') this.cache?.appendDelta(signed);
     try {
       this.options.onDeltaApplied?.(delta, source);
     } catch (error) {
@@ -373,7 +351,7 @@ export class DataPlaneSync {
       this.options.logger.warn('the stored sealed snapshot does not verify; the disk cache is kept as it is', { error: (error as Error).message });
       return;
     }
-    await this.writeCache(signed);
+    await this.cache?.writeSnapshot(signed);
     this.options.logger.info('disk cache rewritten with the sealed snapshot', { version: signed.version });
   }
 
@@ -390,32 +368,24 @@ export class DataPlaneSync {
    */
   private async followStored(signed: SignedSnapshot): Promise<void> {
     const serving = this.servingPosition();
-    const order = succession(signed, serving);
     const rebuild = this.rebuild;
-    let full = rebuild || serving === null || order === 'newer-epoch';
-    if (!full && order === 'older-epoch') {
+    const plan = onStoredHead(signed, serving, rebuild);
+    if (plan === 'keep-serving') {
       await this.accept(signed, 'bus'); // logs and keeps the serving config
       return;
     }
     try {
-      if (!full) {
+      if (plan === 'follow-deltas') {
         const deltas = await this.options.bus.fetchDeltas(serving!.version);
-        const continues = deltas.length > 0 && deltas[0]!.from <= serving!.version && (deltas[0]!.epoch ?? null) === (serving!.epoch ?? null);
-        if (continues) {
-          if (this.applyChain(deltas, 'bus')) return;
-          full = true;
-        } else if (order === 'newer-version') {
-          full = true;
-        } else if (deltas.length > 0) {
+        const next = onKeptDeltas(deltas, serving!, signed);
+        if (next === 'up-to-date' || (next === 'apply-chain' && this.applyChain(deltas, 'bus'))) return;
+        if (next === 'retry') {
           this.state.last_error = `kept deltas start at ${deltas[0]!.from}, after the serving version ${serving!.version}`;
           this.fetchFailures++;
           this.scheduleRetry();
           return;
-        } else {
-          return; // up to date
         }
       }
-      if (!full) return;
       const outcome = await this.accept(signed, 'bus', rebuild || this.rebuild);
       if (outcome === 'rejected') return;
       this.rebuild = false;
@@ -451,8 +421,8 @@ export class DataPlaneSync {
   private async accept(signed: SignedSnapshot, source: SnapshotSource, rebuild = false): Promise<Outcome> {
     if (this.stopped) return 'stale';
     const serving = this.servingVersion();
-    const order = rebuild && signed.epoch === (this.state.config_epoch ?? undefined) ? 'newer-epoch' : succession(signed, this.servingPosition());
-    if (order === 'older-version' || order === 'older-epoch') {
+    const action = onSnapshot(signed, { ...this.serving(), epoch: this.state.config_epoch }, rebuild);
+    if (action.do === 'keep-serving' && action.why === 'older') {
       this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', {
         stored: signed.version,
         stored_epoch: signed.epoch,
@@ -461,14 +431,14 @@ export class DataPlaneSync {
       });
       return 'stale';
     }
-    if (order === 'same') return 'stale';
+    if (action.do === 'keep-serving') return 'stale';
     // a new epoch with the serving hash is still loaded: the data plane must move to the epoch (a replay of the old
     // epoch is then refused), and compiling once per epoch change costs little
-    if (order === 'newer-version' && signed.hash === this.servingHash()) {
+    if (action.do === 'relabel') {
       if (this.options.relabel) {
         this.options.relabel(signed.version, signed.epoch ?? null);
         this.state.config_version = signed.version;
-        if (source === 'bus') await this.writeCache(signed);
+        if (source === 'bus') await this.cache?.writeSnapshot(signed);
       }
       return 'unchanged';
     }
@@ -490,7 +460,7 @@ export class DataPlaneSync {
       return 'rejected';
     }
 
-    if (order === 'newer-epoch' && serving !== null && !rebuild) {
+    if (action.newEpoch && serving !== null && !rebuild) {
       this.options.logger.warn('config from a new cluster epoch loaded (the control plane database was reset or restored)', {
         version: snapshot.version,
         epoch: snapshot.epoch,
@@ -506,186 +476,33 @@ export class DataPlaneSync {
     this.state.last_error = null;
     this.options.logger.info('config loaded', { source, version: snapshot.version, hash: snapshot.hash });
     if (!isSealed(signed)) this.warnUnsealed('snapshot', source, signed.version);
-    if (source === 'cache') this.cacheUnsealed = !isSealed(signed);
-    if (source === 'bus') await this.writeCache(signed);
+    if (source === 'bus') await this.cache?.writeSnapshot(signed);
     try {
       this.options.onApplied?.(snapshot, source);
     } catch (error) {
       this.options.logger.error('onApplied handler failed', { error: (error as Error).message });
     }
-    if (this.started && !this.stopped) void this.heartbeat();
+    if (this.started && !this.stopped) void this.beat();
     return 'applied';
   }
 
+  /** Serves the disk cache: its snapshot, then the deltas kept after it, as far as they follow one another. */
   private async loadCache(): Promise<void> {
-    const file = this.options.cacheFile;
-    if (!file) return;
-    let text: string;
-    try {
-      text = await readTextInSlices(file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.options.logger.warn('cannot read the snapshot cache', { file, error: (error as Error).message });
-      }
-      return;
-    }
-    try {
-      const signed = parseSignedSnapshot(text);
-      if ((await this.accept(signed, 'cache')) === 'applied') this.cachedSnapshotVersion = signed.version;
-    } catch (error) {
-      this.options.logger.error('snapshot cache unusable', { file, error: (error as Error).message });
-      return;
-    }
-    if (!this.options.applyDelta || this.cachedSnapshotVersion === null) return;
-    let lines: string[];
-    try {
-      lines = (await readTextInSlices(`${file}.deltas`)).split('\n');
-    } catch {
-      return;
-    }
-    for (const line of lines) {
-      const delta = line ? parseSignedDelta(line) : null;
-      if (!delta) continue;
+    const cache = this.cache;
+    const signed = await cache?.readSnapshot();
+    if (!cache || !signed) return;
+    if ((await this.accept(signed, 'cache')) !== 'applied') return;
+    cache.snapshotLoaded(signed);
+    for (const delta of await cache.readDeltas()) {
       const outcome = this.applyOneDelta(delta, 'cache');
-      if (outcome === 'applied' || outcome === 'stale') this.cachedDeltas++;
-      if (!isSealed(delta)) this.cacheUnsealed = true;
+      cache.deltaLoaded(delta, outcome === 'applied' || outcome === 'stale');
       if (outcome === 'gap' || outcome === 'rejected') break;
     }
     this.rebuild = false;
   }
 
-  /** Appends an applied delta to the disk cache; past a threshold, the cache moves onto a newer stored snapshot. */
-  private appendCachedDelta(signed: SignedDelta): void {
-    const file = this.options.cacheFile;
-    if (!file || this.cachedSnapshotVersion === null) return;
-    if (!isSealed(signed)) this.cacheUnsealed = true;
-    this.cachedDeltas++;
-    const line = `${JSON.stringify(signed)}\n`;
-    this.cacheWrites = this.cacheWrites
-      .then(() => appendFile(`${file}.deltas`, line, { mode: 0o600 }))
-      .catch((error: Error) => this.options.logger.warn('cannot write the snapshot cache', { file, error: error.message }));
-    // compacted once deltas pause for a moment (fetching a large stored snapshot is not done between two deltas), or
-    // during a long stream of writes every ten times the threshold
-    if (this.compactionTimer) clearTimeout(this.compactionTimer);
-    this.compactionTimer = null;
-    const due = this.cachedDeltas - this.compactionTriedAt;
-    if (due < CACHE_DELTAS_BEFORE_COMPACTION || this.stopped) return;
-    this.compactionRetries = COMPACTION_RETRIES;
-    if (due >= 10 * CACHE_DELTAS_BEFORE_COMPACTION) return this.compactNow();
-    this.compactLater(COMPACTION_QUIET_MS);
-  }
-
-  private compactNow(): void {
-    this.compactionTimer = null;
-    this.compactionTriedAt = this.cachedDeltas;
-    this.cacheWrites = this.cacheWrites.then(() => this.compactCache());
-  }
-
-  private compactLater(ms: number): void {
-    if (this.compactionTimer) clearTimeout(this.compactionTimer);
-    this.compactionTimer = setTimeout(() => this.compactNow(), ms);
-    this.compactionTimer.unref();
-  }
-
-  /** the stored snapshot left as many deltas in the cache as there were: tried again in a while, a bounded number of times */
-  private retryCompaction(): void {
-    if (this.stopped || this.compactionRetries <= 0) return;
-    this.compactionRetries--;
-    this.compactLater(COMPACTION_RETRY_MS);
-  }
-
-  /** Moves the disk cache onto the bus's stored snapshot when it is newer than the cached one. */
-  private async compactCache(): Promise<void> {
-    const file = this.options.cacheFile;
-    if (!file || this.cachedSnapshotVersion === null || this.cachedDeltas < CACHE_DELTAS_BEFORE_COMPACTION) return;
-    let stored: SignedSnapshot | null;
-    try {
-      stored = await this.options.bus.fetchLatest();
-    } catch {
-      return this.retryCompaction();
-    }
-    if (!stored || (stored.epoch ?? null) !== this.state.config_epoch) return;
-    if (stored.version <= this.cachedSnapshotVersion) return this.retryCompaction();
-    // the signature only: the cache is verified in full when it is loaded, and decoding a large snapshot here would
-    // hold up the proxy
-    if (!hasValidSignature(stored, this.keys)) return;
-    let lines: string[];
-    try {
-      lines = (await readTextInSlices(`${file}.deltas`)).split('\n');
-    } catch {
-      lines = [];
-    }
-    const kept = lines.filter((line) => {
-      const delta = line ? parseSignedDelta(line) : null;
-      return delta !== null && delta.version > stored!.version;
-    });
-    // the snapshot first: a crash between the two leaves deltas the newer snapshot already holds, which loading skips
-    await this.writeFileAtomically(file, JSON.stringify(stored));
-    await this.writeFileAtomically(`${file}.deltas`, kept.map((line) => `${line}\n`).join(''));
-    this.cacheUnsealed = !isSealed(stored) || kept.some((line) => !isSealed(parseSignedDelta(line)!));
-    this.cachedSnapshotVersion = stored.version;
-    this.cachedDeltas = kept.length;
-    this.compactionTriedAt = 0;
-    // a snapshot stored while writes went on: the deltas after it are moved onto the next one
-    if (kept.length >= CACHE_DELTAS_BEFORE_COMPACTION) this.retryCompaction();
-  }
-
-  /** the full snapshot just loaded from the bus becomes the cache, with no deltas after it */
-  private async writeCache(signed: SignedSnapshot): Promise<void> {
-    const file = this.options.cacheFile;
-    if (!file) return;
-    this.cachedSnapshotVersion = signed.version;
-    this.cachedDeltas = 0;
-    this.compactionTriedAt = 0;
-    this.cacheUnsealed = !isSealed(signed);
-    const write = this.cacheWrites.then(async () => {
-      await this.writeFileAtomically(file, JSON.stringify(signed));
-      if (this.options.applyDelta) await rm(`${file}.deltas`, { force: true }).catch(() => {});
-    });
-    this.cacheWrites = write;
-    await write;
-  }
-
-  /** temp file + rename: a crash mid-write never leaves a torn cache; 0600 because the snapshot holds secrets */
-  private async writeFileAtomically(file: string, text: string): Promise<void> {
-    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-      const handle = await open(temp, 'w', 0o600);
-      try {
-        await writeTextInSlices(handle, text);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-    } catch (error) {
-      await rm(temp, { force: true }).catch(() => {});
-      this.options.logger.warn('cannot write the snapshot cache', { file, error: (error as Error).message });
-    }
-  }
-
-  private async heartbeat(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      await this.options.bus.reportDataPlane(this.report());
-      if (this.heartbeatFailing) this.options.logger.info('data plane heartbeat delivered again');
-      this.heartbeatFailing = false;
-    } catch (error) {
-      if (!this.heartbeatFailing) this.options.logger.warn('data plane heartbeat failed', { error: (error as Error).message });
-      this.heartbeatFailing = true;
-    }
-  }
-
-  private every(ms: number, task: () => Promise<void>): void {
-    let running = false;
-    const timer = setInterval(() => {
-      if (running || this.stopped) return;
-      running = true;
-      task().finally(() => (running = false));
-    }, ms);
-    timer.unref();
-    this.timers.push(timer);
+  private async beat(): Promise<void> {
+    if (!this.stopped) await this.heartbeat.beat();
   }
 
   /** whether the serving config is now this snapshot's or a later one */
@@ -697,6 +514,10 @@ export class DataPlaneSync {
   private isNewer(announcement: SnapshotAnnouncement): boolean {
     const order = succession(announcement, this.servingPosition());
     return order === 'newer-epoch' || (order === 'newer-version' && announcement.hash !== this.servingHash());
+  }
+
+  private serving(): Serving {
+    return { position: this.servingPosition(), hash: this.servingHash() };
   }
 
   private servingPosition(): ConfigPosition | null {

@@ -1,4 +1,4 @@
-import { compareEpochs, ConfigState, type SectionChanges, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
+import { ConfigState, type SectionChanges, type SignedSnapshot, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { deriveSnapshotKeys, signDeltaInSlices, signSnapshot, signSnapshotAsync, signSnapshotInSlices, SnapshotVerificationError, verifySnapshot, type SnapshotKeys } from '@gatehouse/sync';
@@ -6,17 +6,15 @@ import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, pruneChanges } from './chan
 import { KEY_TABLES, readChangesSince, rowTables, TLS_TABLES } from './read-changes';
 import { isDatabaseUnreachable } from '../db/unreachable';
 import type { Keyring } from '../keys/keyring';
-import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
+import { readEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
-import { GENUINE_UNSEALED, inspectHead, type HeadVerdict } from './head-inspection';
+import { GENUINE_UNSEALED, inspectHead } from './head-inspection';
+import { overcomeHead } from './head-recovery';
+import { PublicationRecord, type PublisherLogger, type PublisherStatus } from './publication-record';
 import { readSnapshotConfig } from './read-config';
 import { buildSnapshotInSlices } from './build-in-slices';
 
-export interface PublisherLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { PublicationEvent, PublisherLogger, PublisherStatus } from './publication-record';
 
 export interface SnapshotPublisherOptions {
   store: ConfigStore;
@@ -52,30 +50,6 @@ export interface SnapshotPublisherOptions {
   onFailed?: (message: string) => void;
 }
 
-/** Something that happened to publication and that an operator should hear about (kept on `GET /status`). */
-export interface PublicationEvent {
-  kind: 'forged_head' | 'foreign_epoch' | 'database_restored' | 'epoch_changed' | 'stale_head' | 'database_unreachable' | 'database_reachable';
-  message: string;
-  /** epoch seconds */
-  at: number;
-  /** the head found in the bus, when the event is about one */
-  head?: { version: number; epoch: string | null };
-}
-
-export interface PublisherStatus {
-  version: number | null;
-  hash: string | null;
-  /** the cluster epoch of the last published snapshot */
-  epoch: string | null;
-  published_at: number | null;
-  last_error: string | null;
-  /** whether the last read of the database for publication succeeded (null before the first one) */
-  database_reachable: boolean | null;
-  /** the most recent events, oldest first (at most 20) */
-  events: PublicationEvent[];
-}
-
-const MAX_EVENTS = 20;
 /** rounds of "the head blocks us → act on it → publish again" within one publication */
 const MAX_HEAD_ROUNDS = 4;
 /** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
@@ -130,25 +104,18 @@ export class SnapshotPublisher {
   private storeTimer: NodeJS.Timeout | null = null;
   private storing: Promise<void> | null = null;
   private deltasSinceStore = 0;
-  private last: PublisherStatus = {
-    version: null,
-    hash: null,
-    epoch: null,
-    published_at: null,
-    last_error: null,
-    database_reachable: null,
-    events: [],
-  };
+  private readonly record: PublicationRecord;
 
   /** signing and sealing keys, derived once from the cluster secret */
   private readonly keys: SnapshotKeys;
 
   constructor(private readonly opts: SnapshotPublisherOptions) {
     this.keys = deriveSnapshotKeys(opts.secret);
+    this.record = new PublicationRecord(opts.log);
   }
 
   status(): PublisherStatus {
-    return { ...this.last, events: this.last.events.map((e) => ({ ...e })) };
+    return this.record.status();
   }
 
   /** publishes the current state at once and keeps it published */
@@ -212,12 +179,12 @@ export class SnapshotPublisher {
         // A head that is not the one this publisher put there last is looked at first: a forged one is replaced (and
         // reported) even where the bus would have let it be overwritten silently.
         const head = await this.opts.bus.latestAnnouncement();
-        const verdict = head && !this.isLastPublished(head) ? await inspectHead(this.opts.bus, this.keys) : null;
+        const verdict = head && !this.record.isLastPublished(head) ? await inspectHead(this.opts.bus, this.keys) : null;
         if (verdict?.kind === 'unverifiable') {
-          this.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
+          this.record.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
           stored = await this.opts.bus.publish(signed, { replace: true });
         } else {
-          if (verdict?.kind === 'genuine') this.noteReplacedHead(verdict.head, snapshot);
+          if (verdict?.kind === 'genuine') this.record.noteReplacedHead(verdict.head, snapshot);
           // the bus stores a snapshot of the same version over the head; data planes would ignore it if the head has
           // the same version with other content (a restored database that was written to since): handled as refused
           const sameVersionOtherContent =
@@ -231,7 +198,7 @@ export class SnapshotPublisher {
       if (stored === false) {
         let next: 'published' | 'again';
         try {
-          next = await this.overcomeHead(snapshot, signed);
+          next = await overcomeHead({ bus: this.opts.bus, store: this.opts.store, keys: this.keys, record: this.record }, snapshot, signed);
         } catch (err) {
           const what = isDatabaseUnreachable(err) ? 'the database is unreachable' : 'the bus head cannot be checked';
           if (isDatabaseUnreachable(err)) this.databaseReachable(false, err);
@@ -253,14 +220,7 @@ export class SnapshotPublisher {
   }
 
   private published(what: Pick<Snapshot, 'version' | 'hash' | 'epoch'>, started: number): void {
-    this.last = {
-      ...this.last,
-      version: what.version,
-      hash: what.hash,
-      epoch: what.epoch ?? null,
-      published_at: Math.floor(Date.now() / 1000),
-      last_error: null,
-    };
+    this.record.published(what);
     this.retryDelayMs = 250;
     this.opts.onPublished?.(what, performance.now() - started);
   }
@@ -403,107 +363,12 @@ export class SnapshotPublisher {
     }
   }
 
-  /**
-   * The bus refused `snapshot` because of the head it holds: find out why and act, so publication goes on.
-   * 'published' = done (the head was overwritten, or a newer snapshot of ours is already there); 'again' = build
-   * and publish once more (a new epoch was started, or the database moved on meanwhile).
-   */
-  private async overcomeHead(snapshot: Snapshot, signed: SignedSnapshot): Promise<'published' | 'again'> {
-    const verdict: HeadVerdict = await inspectHead(this.opts.bus, this.keys);
-    const ours = snapshot.epoch ?? null;
-    if (verdict.kind === 'missing') return 'again';
-    if (verdict.kind === 'unverifiable') {
-      this.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
-      await this.opts.bus.publish(signed, { replace: true });
-      return 'published';
-    }
-    const head = verdict.head;
-    const store = this.opts.store;
-    const currentEpoch = await readEpoch(store.db);
-    if (currentEpoch !== ours) return 'again'; // another replica started a new epoch meanwhile
-    if (head.epoch === ours) {
-      const version = await store.version();
-      if (head.version > version || (head.version === version && head.hash !== snapshot.hash)) {
-        const next = await this.rotate(ours, head.epoch);
-        this.event(
-          'database_restored',
-          `the bus held version ${head.version} of this cluster's epoch while the database is at version ${version} ` +
-            `(the database was restored or reset); new epoch ${next} published`,
-          { version: head.version, epoch: head.epoch },
-        );
-        return 'again';
-      }
-      // a replica published a newer version of the same epoch: nothing to do; the reconcile loop follows up
-      return version > snapshot.version ? 'again' : 'published';
-    }
-    // a genuine head of a later epoch than the database's
-    const next = await this.rotate(ours, head.epoch);
-    this.event(
-      'foreign_epoch',
-      `the bus held a signed snapshot of a later epoch ${head.epoch} (another cluster on the same Redis prefix with the same secret, ` +
-        `or a reset database on a host whose clock is behind); new epoch ${next} published`,
-      { version: head.version, epoch: head.epoch },
-    );
-    return 'again';
-  }
-
-  private isLastPublished(head: { version: number; hash: string; epoch?: string }): boolean {
-    const last = this.last;
-    return head.version === last.version && head.hash === last.hash && (head.epoch ?? null) === last.epoch;
-  }
-
-  /** A genuine head that the snapshot about to be published goes past: say so when it is not ordinary progress. */
-  private noteReplacedHead(head: { version: number; hash: string; epoch: string | null }, snapshot: Snapshot): void {
-    const ours = snapshot.epoch ?? null;
-    const reported = this.last.events.at(-1)?.head;
-    if (reported && reported.version === head.version && reported.epoch === head.epoch) return; // just said why
-    if (head.epoch !== ours && compareEpochs(ours, head.epoch) > 0) {
-      this.event(
-        'epoch_changed',
-        `the bus held version ${head.version} of an earlier epoch ${head.epoch ?? '(none)'}: this database is new (reset, or restored) ` +
-          `and publishes epoch ${ours} from version ${snapshot.version}; data planes follow it`,
-        { version: head.version, epoch: head.epoch },
-      );
-    } else if (head.epoch === ours && this.last.epoch === ours && this.last.version !== null && head.version < this.last.version) {
-      this.event(
-        'stale_head',
-        `the bus held version ${head.version}, older than version ${this.last.version} published before (a replayed snapshot, or a ` +
-          `restored Redis); republished version ${snapshot.version}, data planes kept the newer config`,
-        { version: head.version, epoch: head.epoch },
-      );
-    }
-  }
-
-  private async rotate(current: string | null, after: string | null): Promise<string> {
-    if (current === null) throw new Error('the database has no cluster epoch');
-    return rotateEpoch(this.opts.store.db, current, after);
-  }
-
-  private event(kind: PublicationEvent['kind'], message: string, head?: { version: number; epoch: string | null }): void {
-    const entry: PublicationEvent = { kind, message, at: Math.floor(Date.now() / 1000) };
-    if (head) entry.head = head;
-    this.last = { ...this.last, events: [...this.last.events, entry].slice(-MAX_EVENTS) };
-    const fields = head ? { head_version: head.version, head_epoch: head.epoch } : {};
-    if (kind === 'database_reachable') this.opts.log.info(message, fields);
-    else this.opts.log.warn(message, fields);
-  }
-
   private databaseReachable(reachable: boolean, err?: unknown): void {
-    const before = this.last.database_reachable;
-    this.last = { ...this.last, database_reachable: reachable };
-    if (before === reachable) return;
-    if (!reachable) {
-      const reason = err instanceof Error ? err.message : String(err);
-      this.event('database_unreachable', `the database is unreachable (${reason}); publication resumes when it is back`);
-    } else if (before === false) {
-      this.event('database_reachable', 'the database is reachable again; publishing the latest committed state');
-    }
+    this.record.databaseReachable(reachable, err);
   }
 
   private fail(message: string, err: unknown, retry: boolean): void {
-    const reason = err instanceof Error ? err.message : String(err);
-    this.last = { ...this.last, last_error: `${message}: ${reason}` };
-    this.opts.log.error(message, { error: reason });
+    this.record.failed(message, err instanceof Error ? err.message : String(err));
     this.opts.onFailed?.(message);
     if (!retry || this.stopped || this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
@@ -532,15 +397,7 @@ export class SnapshotPublisher {
       if (isDatabaseUnreachable(err)) this.databaseReachable(false, err);
       return;
     }
-    const last = this.last;
-    const inSync =
-      head !== null &&
-      last.hash !== null &&
-      head.version === last.version &&
-      head.hash === last.hash &&
-      (head.epoch ?? null) === last.epoch &&
-      last.version === version &&
-      last.epoch === epoch;
+    const inSync = this.record.inSync(head, version, epoch);
     const refused = this.refused !== null && this.refused.version === version && this.refused.epoch === epoch;
     if (!inSync && !refused) await this.trigger();
     else if (inSync && ++this.reconcileRounds % this.fullCheckEvery() === 0) {
@@ -584,12 +441,12 @@ export class SnapshotPublisher {
     if (!why || this.stopped || this.inFlight) return;
     if (this.opts.loader && this.state && this.state.version !== ours.version) {
       // the head has moved on by deltas: a full snapshot of the current version replaces the stored one
-      this.event('forged_head', `${why}; replaced with a signed snapshot of version ${this.state.version}`, { version: this.state.version, epoch: this.state.epoch });
+      this.record.event('forged_head', `${why}; replaced with a signed snapshot of version ${this.state.version}`, { version: this.state.version, epoch: this.state.epoch });
       const signed = signSnapshot(this.state.toSnapshot(), this.keys);
       await this.opts.bus.publish(signed, { replace: true }).then(() => (this.lastSigned = signed)).catch(() => {});
       return;
     }
-    this.event('forged_head', `${why}; replaced with the signed snapshot of version ${ours.version}`, { version: ours.version, epoch: ours.epoch ?? null });
+    this.record.event('forged_head', `${why}; replaced with the signed snapshot of version ${ours.version}`, { version: ours.version, epoch: ours.epoch ?? null });
     await this.opts.bus.publish(ours, { replace: true }).catch(() => {});
   }
 }
