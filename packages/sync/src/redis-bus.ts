@@ -1,6 +1,6 @@
 import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
-import { openRedis } from './redis-connection';
-import { Redis, type RedisOptions } from 'ioredis';
+import { keyPrefixFor, openRedis, type RedisClient } from './redis-connection';
+import type { RedisOptions } from 'ioredis';
 import {
   DEFAULT_DATA_PLANE_TTL_SECONDS,
   type BusSubscription,
@@ -17,9 +17,9 @@ import { MAX_KEPT_DELTAS } from './memory-bus';
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 
 export interface RedisBusOptions {
-  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` for TLS */
+  /** any REDIS_URL form: `redis://[user:pass@]host:port[/db]`, `rediss://…` for TLS, `redis+sentinel://…`, `redis+cluster://…` */
   url: string;
-  /** prefix of every key and of the channel (default `gatehouse:`) */
+  /** prefix of every key and of the channel (default `gatehouse:`); wrapped in a hash tag for a Redis Cluster */
   prefix?: string;
   /** lifetime of a data plane's row after its last report (default 14 days) */
   dataPlaneTtlSeconds?: number;
@@ -169,8 +169,8 @@ function parseAnnouncement(text: string): SnapshotAnnouncement | null {
  */
 export class RedisBus implements ConfigBus {
   readonly keys: ReturnType<typeof redisBusKeys>;
-  private readonly commands: Redis;
-  private readonly subscribers = new Set<Redis>();
+  private readonly commands: RedisClient;
+  private readonly subscribers = new Set<RedisClient>();
   private readonly logger: SyncLogger;
   private readonly ttlSeconds: number;
   private readonly connectionOptions: RedisOptions;
@@ -180,7 +180,7 @@ export class RedisBus implements ConfigBus {
 
   constructor(private readonly options: RedisBusOptions) {
     if (!options.url) throw new Error('RedisBus needs a url');
-    this.keys = redisBusKeys(options.prefix ?? DEFAULT_REDIS_PREFIX);
+    this.keys = redisBusKeys(keyPrefixFor(options.url, options.prefix ?? DEFAULT_REDIS_PREFIX));
     this.logger = options.logger ?? silentLogger;
     this.ttlSeconds = options.dataPlaneTtlSeconds ?? DEFAULT_DATA_PLANE_TTL_SECONDS;
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
@@ -421,10 +421,12 @@ export class RedisBus implements ConfigBus {
   }
 
   private downReason(): string | null {
+    // a Cluster reports a failed node as an error while it stays ready (its slots move to a promoted replica)
+    if (this.commands.status === 'ready') return null;
     return this.commandsDown?.error ?? null;
   }
 
-  private connect(role: string, extra: RedisOptions = {}, onState?: (down: { error: string } | null) => void): Redis {
+  private connect(role: string, extra: RedisOptions = {}, onState?: (down: { error: string } | null) => void): RedisClient {
     const connection = openRedis(this.options.url, { ...this.connectionOptions, ...extra });
     const where = redactRedisUrl(this.options.url);
     let down = false;
