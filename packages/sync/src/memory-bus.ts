@@ -49,6 +49,8 @@ export class MemoryBus implements ConfigBus {
     if (this.head && !options.replace) {
       const order = succession(snapshot, this.head);
       if (order === 'older-epoch' || order === 'older-version') return false;
+      // the same snapshot is the head already (another control plane published it): announced once
+      if (order === 'same' && this.head.hash === snapshot.hash) return true;
     }
     this.latest = { ...snapshot };
     this.deltas = [];

@@ -59,7 +59,8 @@ export function redisBusKeys(prefix = DEFAULT_REDIS_PREFIX) {
 // Stores and announces in one step, so a subscriber that hears an announcement can always fetch that version,
 // and a slower control plane replica never replaces a newer snapshot: a head of a later epoch (see core's epoch.ts),
 // or of the same epoch and a higher version, stays. With ARGV[6] = '1' (the control plane found the head forged or
-// foreign) the snapshot replaces whatever is stored. Returns 1 when stored, 0 when refused.
+// foreign) the snapshot replaces whatever is stored. Returns 1 when stored, 0 when refused, 2 when the head is this very
+// snapshot already (the same version and hash, published by another control plane): nothing is stored or announced again.
 const PUBLISH_SCRIPT = `
 local function epoch_time(e)
   if type(e) ~= 'string' then return -1 end
@@ -77,6 +78,8 @@ if head and ARGV[6] ~= '1' then
     if ht > nt or (ht == nt and ht >= 0 and head_epoch > new_epoch) then return 0 end
     local same_epoch = (ht == nt) and (ht < 0 or head_epoch == new_epoch)
     if same_epoch and tonumber(current.version) and tonumber(current.version) > tonumber(ARGV[1]) then return 0 end
+    -- the same version with the same content is there already (another control plane published it): announced once
+    if same_epoch and tonumber(current.version) == tonumber(ARGV[1]) and current.hash == ARGV[7] then return 2 end
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
@@ -212,6 +215,7 @@ export class RedisBus implements ConfigBus {
         this.keys.channel,
         snapshot.epoch ?? '',
         options.replace ? '1' : '0',
+        snapshot.hash,
       ),
     );
     if (Number(stored) === 0) {
