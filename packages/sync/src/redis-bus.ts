@@ -11,7 +11,8 @@ import {
 } from './bus';
 import { announcementOf } from './announcement';
 import { silentLogger, type SyncLogger } from './logger';
-import { parseSignedDelta, parseSignedSnapshot } from './signing';
+import { isSealed, parseSignedDelta, parseSignedSnapshot } from './signing';
+import { SEAL_CIPHER } from './sealing';
 import { MAX_KEPT_DELTAS } from './memory-bus';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
@@ -60,7 +61,8 @@ export function redisBusKeys(prefix = DEFAULT_REDIS_PREFIX) {
 // and a slower control plane replica never replaces a newer snapshot: a head of a later epoch (see core's epoch.ts),
 // or of the same epoch and a higher version, stays. With ARGV[6] = '1' (the control plane found the head forged or
 // foreign) the snapshot replaces whatever is stored. Returns 1 when stored, 0 when refused, 2 when the head is this very
-// snapshot already (the same version and hash, published by another control plane): nothing is stored or announced again.
+// snapshot already (the same version and hash, published by another control plane): nothing is stored or announced
+// again (ARGV[8] = '1' for a sealed snapshot, which does replace a stored one without ARGV[9], the sealed marker).
 const PUBLISH_SCRIPT = `
 local function epoch_time(e)
   if type(e) ~= 'string' then return -1 end
@@ -78,8 +80,12 @@ if head and ARGV[6] ~= '1' then
     if ht > nt or (ht == nt and ht >= 0 and head_epoch > new_epoch) then return 0 end
     local same_epoch = (ht == nt) and (ht < 0 or head_epoch == new_epoch)
     if same_epoch and tonumber(current.version) and tonumber(current.version) > tonumber(ARGV[1]) then return 0 end
-    -- the same version with the same content is there already (another control plane published it): announced once
-    if same_epoch and tonumber(current.version) == tonumber(ARGV[1]) and current.hash == ARGV[7] then return 2 end
+    -- the same version with the same content is there already (another control plane published it): announced once,
+    -- unless this one is sealed and the stored one is not (an upgraded control plane replaces an earlier release's)
+    if same_epoch and tonumber(current.version) == tonumber(ARGV[1]) and current.hash == ARGV[7] then
+      local kept = redis.call('GET', KEYS[1])
+      if ARGV[8] ~= '1' or (kept and string.find(kept, ARGV[9], 1, true)) then return 2 end
+    end
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
@@ -216,6 +222,8 @@ export class RedisBus implements ConfigBus {
         snapshot.epoch ?? '',
         options.replace ? '1' : '0',
         snapshot.hash,
+        isSealed(snapshot) ? '1' : '0',
+        `"cipher":"${SEAL_CIPHER}"`,
       ),
     );
     if (Number(stored) === 0) {
