@@ -1,5 +1,5 @@
 // A Gatehouse cluster as local processes for the failover drills: control planes on a database of their own (on the
-// Postgres at DRILL_DATABASE_ADMIN_URL, default the local one), data planes, all over the REDIS_URL given; stopped by PID.
+// Postgres at GATEHOUSE_TEST_POSTGRES_URL, default the local one), data planes, all over the REDIS_URL given; stopped by PID.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,7 @@ function gatehouse(name: string, command: 'control-plane' | 'data-plane', env: N
 
 export async function startLocalCluster(redisUrl: string, counts = { controlPlanes: 2, dataPlanes: 2 }): Promise<LocalCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-drill-'));
-  const database: TestDatabase = await createTestDatabase({ prefix: 'gh_drill', ...(process.env.DRILL_DATABASE_ADMIN_URL ? { adminUrl: process.env.DRILL_DATABASE_ADMIN_URL } : {}) });
+  const database: TestDatabase = await createTestDatabase({ prefix: 'gh_drill' });
   const common = { REDIS_URL: redisUrl, GATEHOUSE_REDIS_PREFIX: `drill:${randomBytes(3).toString('hex')}:`, GATEHOUSE_CLUSTER_SECRET: randomBytes(32).toString('hex') };
   const ports = await freePorts(2 * (counts.controlPlanes + counts.dataPlanes));
   const controlPlanes: Node[] = [];
