@@ -102,6 +102,10 @@ describe('deploy/k8s', () => {
     expect(pdb.spec.selector.matchLabels).toEqual(labels);
     expect(pdb.spec.minAvailable).toBe(1);
   });
+
+  it('runs two control planes by default', () => {
+    expect(find('Deployment', 'gatehouse-control-plane').spec.replicas).toBe(2);
+  });
 });
 
 describe('docker-compose.yml', () => {
@@ -112,5 +116,15 @@ describe('docker-compose.yml', () => {
     expect(cp.environment.GATEHOUSE_STATUS_LISTEN).toBe('0.0.0.0:8100');
     expect(cp.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8100/status/ready');
     expect(compose.services['data-plane'].healthcheck.test.join(' ')).toContain('http://127.0.0.1:8100/status/ready');
+  });
+
+  it('runs two control planes on the one database, the second sharing the first one\'s keyring', () => {
+    const merged = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
+    const [one, two] = [merged.services['control-plane'], merged.services['control-plane-2']];
+    expect(two.command).toEqual(['control-plane']);
+    expect(two.environment).toEqual(one.environment);
+    expect(two.volumes).toEqual(one.volumes);
+    expect(two.ports).toEqual(['127.0.0.1:8002:8001', '127.0.0.1:8101:8100']);
+    expect(two.depends_on).toEqual({ 'control-plane': { condition: 'service_healthy' } });
   });
 });

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gatehouse/sync';
 
 export interface NodeMetrics {
   /** where this process's metrics are registered */
@@ -12,7 +12,7 @@ export interface NodeMetrics {
   /** makes `exposed` serve the node's metrics from `source` (a data plane's primary and its workers) */
   aggregateWith(source: Pick<Registry, 'metrics'>): void;
   /** Redis connections whose state `gatehouse_redis_reachable` reports */
-  watchRedis(client: Redis): void;
+  watchRedis(client: RedisClient): void;
 }
 
 /**
@@ -25,7 +25,7 @@ export function createNodeMetrics(nodeId: string, version: string): NodeMetrics 
   collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
   const info = new Gauge({ name: 'kong_node_info', help: 'Kong Node metadata information', labelNames: ['node_id', 'version'], registers: [registry] });
   info.set({ node_id: nodeId, version }, 1);
-  const clients = new Set<Redis>();
+  const clients = new Set<RedisClient>();
   // registered with the first Redis connection: a node without Redis has no such series
   const reachable = () =>
     new Gauge({

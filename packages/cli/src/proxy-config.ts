@@ -18,9 +18,7 @@ import {
   type DataPlaneServerOptions,
 } from '@gatehouse/data-plane';
 import { applyPurgeMessage, bundledPlugins, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
-import type { DataPlaneSyncOptions, HealthChannel } from '@gatehouse/sync';
-import type { Redis } from 'ioredis';
-import { openRedis } from '@gatehouse/sync';
+import { openRedis, type DataPlaneSyncOptions, type HealthChannel, type RedisClient } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Listen, Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -108,7 +106,7 @@ export function openAccessLog(settings: Settings, log: Logger): AccessLog | null
  * The Redis connection of the plugins that share state across data planes (rate-limiting's redis policy): commands
  * fail fast while Redis is down, so a plugin's fault_tolerant setting decides, not a queue. Null without Redis.
  */
-export function pluginRedis(settings: Settings): Redis | null {
+export function pluginRedis(settings: Settings): RedisClient | null {
   if (!settings.redisUrl) return null;
   const redis = openRedis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, retryStrategy: (n) => Math.min(n * 100, 2000) });
   redis.on('error', () => {});
@@ -132,7 +130,7 @@ export function syncReporting(
 }
 
 /** proxy-cache purges from the admin API, over Redis pub/sub, applied to the node's memory cache; null without Redis */
-export function subscribeCachePurges(settings: Settings, cache: MemoryCacheStore, log: Logger): Redis | null {
+export function subscribeCachePurges(settings: Settings, cache: MemoryCacheStore, log: Logger): RedisClient | null {
   if (!settings.redisUrl) return null;
   const purges = openRedis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) });
   purges.on('error', () => {});

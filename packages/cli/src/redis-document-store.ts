@@ -1,5 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { Redis } from 'ioredis';
+import { openRedis } from '@gatehouse/sync';
 import type { DocumentStore, StoredDocument } from '@gatehouse/control-plane';
 
 /**
@@ -7,7 +7,7 @@ import type { DocumentStore, StoredDocument } from '@gatehouse/control-plane';
  * (`<prefix>declarative:document`): epoch, version and signature in clear, the document gzipped.
  */
 export function redisDocumentStore(url: string, prefix: string): DocumentStore & { close(): void } {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => {});
   const key = `${prefix}declarative:document`;
   return {

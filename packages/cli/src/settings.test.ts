@@ -4,6 +4,12 @@ import { usableCores } from './cpu-count';
 import { parseListen, parseWorkers, readSettings } from './settings';
 
 describe('readSettings', () => {
+  it('wraps the Redis key prefix in a hash tag for a Redis Cluster, so the keys of a deployment share a slot', () => {
+    expect(readSettings({ REDIS_URL: 'redis+cluster://10.0.0.1:7000,10.0.0.2:7000' }, 'data_plane').redisPrefix).toBe('{gatehouse:}');
+    expect(readSettings({ REDIS_URL: 'redis+cluster://10.0.0.1:7000', GATEHOUSE_REDIS_PREFIX: '{edge}:gh:' }, 'data_plane').redisPrefix).toBe('{edge}:gh:');
+    expect(readSettings({ REDIS_URL: 'redis://10.0.0.1:6379' }, 'data_plane').redisPrefix).toBe('gatehouse:');
+  });
+
   it('gives embedded defaults with nothing set', () => {
     const s = readSettings({}, 'all');
     expect(s.adminListen).toEqual({ host: '127.0.0.1', port: 8001 });

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseByteSize, parseTracingInstrumentations, type TracingSettings } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
+import { keyPrefixFor } from '@gatehouse/sync';
 import { usableCores } from './cpu-count';
 import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
 
@@ -231,7 +232,8 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     ...databaseSettings(env, blank(env.DATABASE_URL), role),
     dataDir: resolve(env.GATEHOUSE_DATA_DIR ?? './.gatehouse'),
     redisUrl: blank(env.REDIS_URL),
-    redisPrefix: env.GATEHOUSE_REDIS_PREFIX ?? 'gatehouse:',
+    // a Redis Cluster keeps every key of the deployment in one hash slot: the prefix is a hash tag there
+    redisPrefix: keyPrefixFor(blank(env.REDIS_URL), env.GATEHOUSE_REDIS_PREFIX ?? 'gatehouse:'),
     syslogAddress: blank(env.GATEHOUSE_SYSLOG_ADDRESS) ?? '/dev/log',
     clusterSecret: blank(env.GATEHOUSE_CLUSTER_SECRET),
     enforceRbac: oneOf(env.GATEHOUSE_ENFORCE_RBAC, ['off', 'on', 'entity', 'both'] as const, 'off', 'GATEHOUSE_ENFORCE_RBAC'),

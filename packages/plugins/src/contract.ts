@@ -1,4 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A connection to one Redis (possibly found through Sentinel) or to a Redis Cluster: the commands are the same. */
+export type RedisClient = Redis | Cluster;
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
@@ -228,7 +231,7 @@ export interface PluginRuntime {
    * the data plane's own Redis connection (the one REDIS_URL names), an ioredis client, for plugins whose state every
    * data plane must share (rate-limiting's `redis` policy without `config.redis.host`); absent without Redis
    */
-  redis?: Redis;
+  redis?: RedisClient;
   /** prefix of every key plugins write through `redis` ('' when absent); tests give each run a unique one */
   redisPrefix?: string;
   /** where plugins log; JSON lines on stderr when absent */

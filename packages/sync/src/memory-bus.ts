@@ -9,6 +9,7 @@ import {
 } from './bus';
 import { announcementOf } from './announcement';
 import { succession } from './snapshot-order';
+import { isSealed } from './signing';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 
@@ -49,6 +50,8 @@ export class MemoryBus implements ConfigBus {
     if (this.head && !options.replace) {
       const order = succession(snapshot, this.head);
       if (order === 'older-epoch' || order === 'older-version') return false;
+      // the same snapshot is the head already (another control plane published it): announced once
+      if (order === 'same' && this.head.hash === snapshot.hash && (!isSealed(snapshot) || (this.latest !== null && isSealed(this.latest)))) return true;
     }
     this.latest = { ...snapshot };
     this.deltas = [];

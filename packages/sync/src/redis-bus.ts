@@ -1,6 +1,6 @@
 import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
-import { openRedis } from './redis-connection';
-import { Redis, type RedisOptions } from 'ioredis';
+import { keyPrefixFor, openRedis, type RedisClient } from './redis-connection';
+import type { RedisOptions } from 'ioredis';
 import {
   DEFAULT_DATA_PLANE_TTL_SECONDS,
   type BusSubscription,
@@ -11,15 +11,16 @@ import {
 } from './bus';
 import { announcementOf } from './announcement';
 import { silentLogger, type SyncLogger } from './logger';
-import { parseSignedDelta, parseSignedSnapshot } from './signing';
+import { isSealed, parseSignedDelta, parseSignedSnapshot } from './signing';
+import { SEAL_CIPHER } from './sealing';
 import { MAX_KEPT_DELTAS } from './memory-bus';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 
 export interface RedisBusOptions {
-  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` for TLS */
+  /** any REDIS_URL form: `redis://[user:pass@]host:port[/db]`, `rediss://…` for TLS, `redis+sentinel://…`, `redis+cluster://…` */
   url: string;
-  /** prefix of every key and of the channel (default `gatehouse:`) */
+  /** prefix of every key and of the channel (default `gatehouse:`); wrapped in a hash tag for a Redis Cluster */
   prefix?: string;
   /** lifetime of a data plane's row after its last report (default 14 days) */
   dataPlaneTtlSeconds?: number;
@@ -59,7 +60,9 @@ export function redisBusKeys(prefix = DEFAULT_REDIS_PREFIX) {
 // Stores and announces in one step, so a subscriber that hears an announcement can always fetch that version,
 // and a slower control plane replica never replaces a newer snapshot: a head of a later epoch (see core's epoch.ts),
 // or of the same epoch and a higher version, stays. With ARGV[6] = '1' (the control plane found the head forged or
-// foreign) the snapshot replaces whatever is stored. Returns 1 when stored, 0 when refused.
+// foreign) the snapshot replaces whatever is stored. Returns 1 when stored, 0 when refused, 2 when the head is this very
+// snapshot already (the same version and hash, published by another control plane): nothing is stored or announced
+// again (ARGV[8] = '1' for a sealed snapshot, which does replace a stored one without ARGV[9], the sealed marker).
 const PUBLISH_SCRIPT = `
 local function epoch_time(e)
   if type(e) ~= 'string' then return -1 end
@@ -77,6 +80,12 @@ if head and ARGV[6] ~= '1' then
     if ht > nt or (ht == nt and ht >= 0 and head_epoch > new_epoch) then return 0 end
     local same_epoch = (ht == nt) and (ht < 0 or head_epoch == new_epoch)
     if same_epoch and tonumber(current.version) and tonumber(current.version) > tonumber(ARGV[1]) then return 0 end
+    -- the same version with the same content is there already (another control plane published it): announced once,
+    -- unless this one is sealed and the stored one is not (an upgraded control plane replaces an earlier release's)
+    if same_epoch and tonumber(current.version) == tonumber(ARGV[1]) and current.hash == ARGV[7] then
+      local kept = redis.call('GET', KEYS[1])
+      if ARGV[8] ~= '1' or (kept and string.find(kept, ARGV[9], 1, true)) then return 2 end
+    end
   end
 end
 redis.call('SET', KEYS[1], ARGV[2])
@@ -169,8 +178,8 @@ function parseAnnouncement(text: string): SnapshotAnnouncement | null {
  */
 export class RedisBus implements ConfigBus {
   readonly keys: ReturnType<typeof redisBusKeys>;
-  private readonly commands: Redis;
-  private readonly subscribers = new Set<Redis>();
+  private readonly commands: RedisClient;
+  private readonly subscribers = new Set<RedisClient>();
   private readonly logger: SyncLogger;
   private readonly ttlSeconds: number;
   private readonly connectionOptions: RedisOptions;
@@ -180,7 +189,7 @@ export class RedisBus implements ConfigBus {
 
   constructor(private readonly options: RedisBusOptions) {
     if (!options.url) throw new Error('RedisBus needs a url');
-    this.keys = redisBusKeys(options.prefix ?? DEFAULT_REDIS_PREFIX);
+    this.keys = redisBusKeys(keyPrefixFor(options.url, options.prefix ?? DEFAULT_REDIS_PREFIX));
     this.logger = options.logger ?? silentLogger;
     this.ttlSeconds = options.dataPlaneTtlSeconds ?? DEFAULT_DATA_PLANE_TTL_SECONDS;
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
@@ -212,6 +221,9 @@ export class RedisBus implements ConfigBus {
         this.keys.channel,
         snapshot.epoch ?? '',
         options.replace ? '1' : '0',
+        snapshot.hash,
+        isSealed(snapshot) ? '1' : '0',
+        `"cipher":"${SEAL_CIPHER}"`,
       ),
     );
     if (Number(stored) === 0) {
@@ -421,10 +433,12 @@ export class RedisBus implements ConfigBus {
   }
 
   private downReason(): string | null {
+    // a Cluster reports a failed node as an error while it stays ready (its slots move to a promoted replica)
+    if (this.commands.status === 'ready') return null;
     return this.commandsDown?.error ?? null;
   }
 
-  private connect(role: string, extra: RedisOptions = {}, onState?: (down: { error: string } | null) => void): Redis {
+  private connect(role: string, extra: RedisOptions = {}, onState?: (down: { error: string } | null) => void): RedisClient {
     const connection = openRedis(this.options.url, { ...this.connectionOptions, ...extra });
     const where = redactRedisUrl(this.options.url);
     let down = false;

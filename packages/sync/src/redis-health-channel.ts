@@ -1,5 +1,4 @@
-import { openRedis } from './redis-connection';
-import { Redis } from 'ioredis';
+import { keyPrefixFor, openRedis, type RedisClient } from './redis-connection';
 import type { BusSubscription } from './bus';
 import { parseManualHealthCommand, type DataPlaneHealthReport, type HealthChannel, type ManualHealthCommand } from './health-channel';
 import { silentLogger, type SyncLogger } from './logger';
@@ -26,17 +25,17 @@ const REPORTS_TTL_SECONDS = 3600;
 /** The health channel over Redis: reports in one hash, manual commands over pub/sub. */
 export class RedisHealthChannel implements HealthChannel {
   readonly keys: ReturnType<typeof redisHealthKeys>;
-  private readonly commands: Redis;
-  private readonly subscribers = new Set<Redis>();
+  private readonly commands: RedisClient;
+  private readonly subscribers = new Set<RedisClient>();
   private readonly logger: SyncLogger;
 
   constructor(private readonly options: RedisHealthChannelOptions) {
-    this.keys = redisHealthKeys(options.prefix ?? DEFAULT_REDIS_PREFIX);
+    this.keys = redisHealthKeys(keyPrefixFor(options.url, options.prefix ?? DEFAULT_REDIS_PREFIX));
     this.logger = options.logger ?? silentLogger;
     this.commands = this.connect();
   }
 
-  private connect(extra: { autoResubscribe?: boolean } = {}): Redis {
+  private connect(extra: { autoResubscribe?: boolean } = {}): RedisClient {
     const connection = openRedis(this.options.url, {
       ...extra,
       maxRetriesPerRequest: 0,

@@ -108,6 +108,21 @@ describe.each(fixtures)('%s: the ConfigBus contract', (_name, makeFixture) => {
     expect((await listener.fetchLatest())?.version).toBe(4);
   });
 
+  it('announces a version once when two control planes publish the same snapshot', async () => {
+    const first = bus();
+    const second = bus();
+    const listener = bus();
+    const heard: SnapshotAnnouncement[] = [];
+    await listener.subscribe({ onAnnouncement: (a) => heard.push(a), onReconnect: () => {} });
+    const signed = signSnapshot(makeSnapshot(7), SECRET);
+    expect(await first.publish(signed)).toBe(true);
+    expect(await second.publish(signed)).toBe(true);
+    const next = signSnapshot(makeSnapshot(8), SECRET);
+    expect(await second.publish(next)).toBe(true);
+    await waitFor('version 8 to be heard', () => heard.some((a) => a.version === 8));
+    expect(heard.map((a) => a.version)).toEqual([7, 8]);
+  });
+
   it('never replaces a newer snapshot with an older one, and does not announce the older one', async () => {
     const b = bus();
     const heard: number[] = [];

@@ -2,6 +2,8 @@ export * from './database';
 export * from './ports';
 export * from './processes';
 export * from './redis';
+export * from './redis-cluster';
+export * from './drill';
 export * from './services';
 export * from './echo-upstream';
 export * from './snapshot-builder';

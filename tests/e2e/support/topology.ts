@@ -42,6 +42,8 @@ export interface Topology {
   /** the first data plane's proxy */
   proxyUrl: string;
   controlPlane: SpawnedProcess;
+  /** every control plane on the one Postgres database (cluster, `controlPlanes` > 1); the first is `controlPlane` */
+  controlPlanes: Array<{ adminUrl: string; process: SpawnedProcess }>;
   /** the control plane's Postgres database (cluster); null in embedded mode, whose database is PGlite */
   databaseUrl: string | null;
   /** the prefix of every Redis key and channel of the cluster; null in embedded mode, which has no Redis */
@@ -57,6 +59,8 @@ export interface Topology {
 
 export interface TopologyOptions {
   dataPlanes?: number;
+  /** control planes on the one database (cluster only; default 1), each with an admin API of its own */
+  controlPlanes?: number;
   /** Redis for the cluster (default the shared one) */
   redisUrl?: string;
   env?: NodeJS.ProcessEnv;
@@ -125,6 +129,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
   const dataPlanes: DataPlaneHandle[] = [];
   let controlPlane: SpawnedProcess;
   let cpEnv: NodeJS.ProcessEnv;
+  const extraControlPlanes: Array<{ adminUrl: string; process: SpawnedProcess }> = [];
 
   if (name === 'embedded') {
     const env = {
@@ -144,6 +149,11 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
     const common = { ...opts.env, REDIS_URL: redisUrl, GATEHOUSE_REDIS_PREFIX: prefix, GATEHOUSE_CLUSTER_SECRET: secret };
     cpEnv = { ...common, DATABASE_URL: database.url, GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`, GATEHOUSE_DATA_DIR: join(dir, 'cp') };
     controlPlane = await cliProcess('gatehouse control-plane', 'control-plane', cpEnv, /admin API listening/);
+    const morePorts = await freePorts(Math.max(0, (opts.controlPlanes ?? 1) - 1));
+    for (const [i, port] of morePorts.entries()) {
+      const env = { ...cpEnv, GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${port}`, GATEHOUSE_DATA_DIR: join(dir, `cp${i + 1}`) };
+      extraControlPlanes.push({ adminUrl: `http://127.0.0.1:${port}`, process: await cliProcess(`gatehouse control-plane ${i + 1}`, 'control-plane', env, /admin API listening/) });
+    }
     for (let i = 0; i < count; i++) {
       const proxyPort = ports[1 + i * 2]!;
       const statusPort = ports[2 + i * 2]!;
@@ -168,6 +178,9 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
     proxyUrl: dataPlanes[0]!.proxyUrl,
     get controlPlane() {
       return controlPlane;
+    },
+    get controlPlanes() {
+      return [{ adminUrl, process: controlPlane }, ...extraControlPlanes];
     },
     databaseUrl: database?.url ?? null,
     redisPrefix: name === 'cluster' ? prefix : null,
@@ -203,9 +216,10 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       if (name === 'embedded') dataPlanes[0]!.process = controlPlane;
     },
     async stop() {
-      await Promise.all([controlPlane.stop(), ...dataPlanes.map((dp) => dp.process.stop())]);
+      await Promise.all([controlPlane.stop(), ...extraControlPlanes.map((cp) => cp.process.stop()), ...dataPlanes.map((dp) => dp.process.stop())]);
       if (database) await database.drop();
-      if (name === 'cluster') await deleteRedisPrefix(redisUrl, prefix).catch(() => {});
+      // a Redis Cluster of a test's own goes away whole with its processes
+      if (name === 'cluster' && !/^rediss?\+cluster:/.test(redisUrl)) await deleteRedisPrefix(redisUrl, prefix).catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
   };

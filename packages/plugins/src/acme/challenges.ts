@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../contract';
 
 /** Where pending HTTP-01 challenges wait until the CA fetches them: token → key authorization. */
 export interface AcmeChallengeStore {
@@ -33,7 +33,7 @@ class ProcessChallengeStore implements AcmeChallengeStore {
 export const processChallenges: AcmeChallengeStore = new ProcessChallengeStore();
 
 /** In the Redis every data plane shares, under `<prefix>acme:http01:<token>`: any data plane answers the CA. */
-export function redisChallenges(redis: Pick<Redis, 'set' | 'get' | 'del'>, prefix: string): AcmeChallengeStore {
+export function redisChallenges(redis: Pick<RedisClient, 'set' | 'get' | 'del'>, prefix: string): AcmeChallengeStore {
   const key = (token: string) => `${prefix}acme:http01:${token}`;
   return {
     put: async (token, keyAuthorization, ttlMs) => void (await redis.set(key(token), keyAuthorization, 'PX', ttlMs)),

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../contract';
+import { deleteMatching } from '../shared/redis-scan';
 import { accessExpiresAt, decodeCursor, encodeCursor, listingKey, listingKeyAt, type AuthorizationCode, type OAuth2Token, type TokenPage, type TokenStore } from './token-store';
 
 /**
@@ -53,7 +54,7 @@ function ttlUntil(at: number | null, now: number): number | null {
  */
 export class RedisTokenStore implements TokenStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = 'gatehouse:oauth2:',
   ) {}
 
@@ -148,16 +149,10 @@ const DIGEST_KEY = /:(access|refresh|code):[0-9a-f]{64}$/;
  * and `code:` entries named by the token itself), so that reading Redis reveals no token. Tokens issued by that release
  * stop working: their clients ask for new ones. Returns how many keys were removed.
  */
-export async function purgeClearTokens(redis: Redis, prefix: string): Promise<number> {
+export async function purgeClearTokens(redis: RedisClient, prefix: string): Promise<number> {
   let removed = 0;
   for (const family of ['id', 'access', 'refresh', 'code']) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}${family}:*`, 'COUNT', 1000);
-      cursor = next;
-      const clear = family === 'id' ? keys : keys.filter((key) => !DIGEST_KEY.test(key));
-      if (clear.length > 0) removed += await redis.del(...clear);
-    } while (cursor !== '0');
+    removed += await deleteMatching(redis, `${prefix}${family}:*`, (key) => family !== 'id' && DIGEST_KEY.test(key));
   }
   return removed;
 }

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import type { PluginRuntime } from '../contract';
+import type { PluginRuntime, RedisClient } from '../contract';
 import { purgeClearTokens, RedisTokenStore } from './redis-token-store';
 import type { TokenStore } from './token-store';
 import { runtimeState } from '../shared/runtime-state';
@@ -10,12 +9,12 @@ export function oauth2RedisPrefix(redisPrefix = ''): string {
 }
 
 /** The token store of a cluster: data planes and control plane build it from the same Redis and prefix. */
-export function redisTokenStore(redis: Redis, redisPrefix = ''): TokenStore {
+export function redisTokenStore(redis: RedisClient, redisPrefix = ''): TokenStore {
   return new RedisTokenStore(redis, oauth2RedisPrefix(redisPrefix));
 }
 
 /** `purgeClearTokens` under the deployment's prefix: the control plane runs it once at start. */
-export function purgeClearOAuth2Tokens(redis: Redis, redisPrefix = ''): Promise<number> {
+export function purgeClearOAuth2Tokens(redis: RedisClient, redisPrefix = ''): Promise<number> {
   return purgeClearTokens(redis, oauth2RedisPrefix(redisPrefix));
 }
 
@@ -23,7 +22,7 @@ export function purgeClearOAuth2Tokens(redis: Redis, redisPrefix = ''): Promise<
 export const oauth2Stores = runtimeState((runtime) => {
   let store: TokenStore | null = null;
   return {
-    overRedis: (redis: Redis) => (store ??= redisTokenStore(redis, runtime.redisPrefix ?? '')),
+    overRedis: (redis: RedisClient) => (store ??= redisTokenStore(redis, runtime.redisPrefix ?? '')),
     close: () => {
       store = null;
     },

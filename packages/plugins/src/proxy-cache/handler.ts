@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import type { PluginContext, PluginResponse, UpstreamResponse } from '../contract';
+import type { PluginContext, PluginResponse, UpstreamResponse, RedisClient } from '../contract';
 import { perConfig } from '../shared/per-config';
 import { runtimeState } from '../shared/runtime-state';
 import { cacheKey } from './cache-key';
@@ -40,7 +39,7 @@ export const proxyCacheStores = runtimeState((runtime) => {
   let redis: RedisCacheStore | null = null;
   return {
     memory: () => (memory ??= new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES)),
-    redis: (client: Redis) => (redis ??= new RedisCacheStore(client, runtime.redisPrefix ?? '')),
+    redis: (client: RedisClient) => (redis ??= new RedisCacheStore(client, runtime.redisPrefix ?? '')),
     close: () => {
       memory = null;
       redis = null;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../contract';
 import { clearRedisCache, RedisCacheStore, type CachedResponse, type MemoryCacheStore } from './stores';
 
 /**
@@ -44,7 +44,7 @@ export function localCacheAdmin(store: MemoryCacheStore): ProxyCacheAdmin {
  * plane drops the same key from its memory cache. A key held only in data planes' memory is not readable here, and
  * its DELETE answers as if found (the data planes purge it on receipt).
  */
-export function redisCacheAdmin(redis: Redis, prefix: string, local: MemoryCacheStore | null = null): ProxyCacheAdmin {
+export function redisCacheAdmin(redis: RedisClient, prefix: string, local: MemoryCacheStore | null = null): ProxyCacheAdmin {
   const shared = new RedisCacheStore(redis, prefix);
   const channel = proxyCachePurgeChannel(prefix);
   return {

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../contract';
+import { deleteMatching } from '../shared/redis-scan';
 
 /** One cached response. `ttl` is how long it is fresh (s); `at` when it was stored (epoch s). */
 export interface CachedResponse {
@@ -92,7 +93,7 @@ export function redisCacheKey(prefix: string, key: string): string {
 /** The `redis` strategy: one cache shared by every data plane (and reachable by the control plane for purges). */
 export class RedisCacheStore implements CacheStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -118,13 +119,6 @@ export class RedisCacheStore implements CacheStore {
 }
 
 /** Deletes every proxy-cache entry under a prefix; returns how many. */
-export async function clearRedisCache(redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
-  let removed = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}proxy-cache:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) removed += await redis.del(...keys);
-  } while (cursor !== '0');
-  return removed;
+export function clearRedisCache(redis: RedisClient, prefix: string): Promise<number> {
+  return deleteMatching(redis, `${prefix.replace(/[*?[\]\\]/g, '\\$&')}proxy-cache:*`);
 }
