@@ -499,7 +499,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
   const streams =
     options.streamListen && options.streamListen.length > 0
-      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log })
+      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log, trustedIps: options.trustedIps ?? [] })
       : null;
   return {
     server,
