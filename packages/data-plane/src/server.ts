@@ -32,6 +32,7 @@ import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginR
 import type { ErrorBodyType } from './proxy/error-bodies';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
+import { bufferRequestBody } from './proxy/request-buffering';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
 import { countRequest } from './proxy/connection-count';
@@ -261,7 +262,19 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     const target = ex.compiledRoute.upstream;
     if (target === null) {
+  /** Kong's request_buffering: the client's body is read whole first (not for gRPC, whose messages stream) */
       applyResponseHeaders(res, ex);
+    const buffering = ex.compiledRoute.requestBuffering && !ex.compiledRoute.grpc ? bufferRequestBody(ex, bodyLimit) : null;
+    if (buffering === null) return send(req, res, ex);
+    buffering
+      .then(() => send(req, res, ex))
+      .catch((err: unknown) => {
+        failed('request failed', err);
+        if (!res.headersSent) sendFixed(res, ProxyErrors.unexpected);
+      });
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
       stampGatewayResponse(res, ex.trace);
       return sendFixed(res, ProxyErrors.noService);
     }

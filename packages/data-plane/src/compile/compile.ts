@@ -241,6 +241,8 @@ export function compileRoute(
     acceptsHttps: protocols.includes('https') || protocols.includes('grpcs'),
     grpc: protocols.includes('grpc') || protocols.includes('grpcs'),
     httpsRedirectStatus: route.https_redirect_status_code ?? 426,
+    requestBuffering: route.request_buffering !== false,
+    responseBuffering: route.response_buffering !== false,
   };
 }
 

@@ -73,6 +73,10 @@ export interface CompiledRoute {
   /** a `grpc`/`grpcs` route: only gRPC requests (HTTP/2, `application/grpc…`) are proxied on it */
   grpc: boolean;
   httpsRedirectStatus: number;
+  /** Kong's request_buffering: the whole request body is read before the upstream request goes (Content-Length) */
+  requestBuffering: boolean;
+  /** Kong's response_buffering: the whole upstream response is read before the client is answered */
+  responseBuffering: boolean;
 }
 
 export interface ConsumerDirectory {
