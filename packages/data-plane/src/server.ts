@@ -41,6 +41,7 @@ import { grpcRouteRefusal } from './grpc/grpc-admission';
 import { GrpcForwarder } from './grpc/grpc-forwarder';
 import { acceptH2c } from './grpc/h2c';
 import { StreamProxy, type StreamListen } from './stream/stream-proxy';
+import type { StreamStats } from './stream/stream-counters';
 import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -126,6 +127,8 @@ export interface DataPlaneServer {
   /** the stream listeners' ports, in the order of `streamListen` */
   readonly streamPorts: readonly number[];
   stats(): ServerStats;
+  /** the stream listeners' connections and sessions; null without stream listeners */
+  streamStats(): StreamStats | null;
   /** stops accepting; requests in flight get `graceMs` before their connections are cut */
   close(graceMs?: number): Promise<void>;
 }
@@ -259,11 +262,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     log.error(what, { error: err instanceof Error ? err.message : String(err), ...(trace ? { request_id: trace.requestId } : {}) });
   }
 
-  function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
-    const target = ex.compiledRoute.upstream;
-    if (target === null) {
   /** Kong's request_buffering: the client's body is read whole first (not for gRPC, whose messages stream) */
-      applyResponseHeaders(res, ex);
+  function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     const buffering = ex.compiledRoute.requestBuffering && !ex.compiledRoute.grpc ? bufferRequestBody(ex, bodyLimit) : null;
     if (buffering === null) return send(req, res, ex);
     buffering
@@ -275,6 +275,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
 
   function send(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
+    const target = ex.compiledRoute.upstream;
+    if (target === null) {
+      applyResponseHeaders(res, ex);
       stampGatewayResponse(res, ex.trace);
       return sendFixed(res, ProxyErrors.noService);
     }
@@ -514,6 +517,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     options.streamListen && options.streamListen.length > 0
       ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log, trustedIps: options.trustedIps ?? [] })
       : null;
+  if (streams !== null) options.metrics?.observeStream(() => streams.counters.stats);
   return {
     server,
     holder,
@@ -525,6 +529,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     tlsPort,
     streamPorts: streams?.ports ?? [],
     stats: () => ({ ...stats }),
+    streamStats: () => (streams === null ? null : { ...streams.counters.stats }),
     async close(graceMs = 0) {
       stopPruning();
       stopBalancing();

@@ -9,6 +9,7 @@ import { acceptProxyProtocol, proxiedAddressesOf } from '../proxy-protocol/accep
 import { TrustedProxies } from '../proxy/client-ip';
 import { clientHelloServerName, looksLikeTls, recordLength } from './client-hello';
 import { compileStreamRoutes, ipRefused, matchStream, type StreamConnection, type StreamRoute } from './stream-routes';
+import { StreamCounters } from './stream-counters';
 import { UdpSessions } from './udp-sessions';
 
 /** One `GATEHOUSE_STREAM_LISTEN` entry: `addr:port [ssl] [udp] [proxy_protocol]`. */
@@ -50,6 +51,8 @@ export class StreamProxy {
   private readonly trusted: TrustedProxies;
   /** the bound ports, in the order of `listens` */
   readonly ports: number[] = [];
+  /** connections and sessions, for `/status` and `kong_nginx_connections_total{subsystem="stream"}` */
+  readonly counters = new StreamCounters();
 
   private constructor(private readonly opts: StreamProxyOptions) {
     this.trusted = new TrustedProxies(opts.trustedIps ?? []);
@@ -82,19 +85,14 @@ export class StreamProxy {
     } else {
       server = createNetServer((socket) => this.acceptPlain(socket));
     }
-    server.on('connection', (socket: Socket) => {
+    // a plain connection is read once its upstream is connected (or by the ClientHello preread)
+    if (listen.proxyProtocol) acceptProxyProtocol(server, listen.ssl);
+    // tracked and counted from the start, before a PROXY header is in
+    server.prependListener('connection', (socket: Socket) => {
       this.open.add(socket);
+      socket.once('close', this.counters.opened());
       socket.once('close', () => this.open.delete(socket));
     });
-    if (listen.proxyProtocol) {
-      // a plain connection is read once its upstream is connected (or by the ClientHello preread)
-      acceptProxyProtocol(server, listen.ssl);
-      // tracked from the start, before the header is in
-      server.prependListener('connection', (socket: Socket) => {
-        this.open.add(socket);
-        socket.once('close', () => this.open.delete(socket));
-      });
-    }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(listen.port, listen.host, () => {
@@ -116,7 +114,7 @@ export class StreamProxy {
         resolve();
       });
     });
-    const sessions = new UdpSessions(socket, (client: RemoteInfo) => this.udpTarget(socket, client));
+    const sessions = new UdpSessions(socket, (client: RemoteInfo) => this.udpTarget(socket, client), this.counters);
     this.udp.push(sessions);
     return socket.address().port;
   }
@@ -167,6 +165,7 @@ export class StreamProxy {
       : netConnect(options);
     const ready = tlsUpstream ? 'secureConnect' : 'connect';
     upstream.once(ready, () => {
+      this.counters.relayed();
       upstream.setTimeout(target.readTimeout, () => upstream.destroy());
       client.setTimeout(target.readTimeout, () => client.destroy());
       if (head !== null) upstream.write(head);
