@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePorts } from '@gatehouse/testkit';
 import { CertificateFactory } from '../support/certificates';
-import { cleanUp } from './support/helpers';
+import { cleanUp, getJson } from './support/helpers';
 import { startTcpEcho, startTlsEcho, startUdpEcho, tcpExchange, tlsExchange, udpExchange, type EchoServer } from './support/stream-echo';
 import { createdThrough, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
@@ -93,5 +93,24 @@ describe.each(TOPOLOGIES)('stream proxy (%s)', (name) => {
 
   it('relays UDP datagrams and their replies', async () => {
     for (let i = 0; i < topology.dataPlanes.length; i++) expect(await udpExchange(listeners(i)[2], 'dgram')).toBe('udp:dgram');
+  });
+
+  it('counts stream connections and sessions in /status and in kong_nginx_connections_total{subsystem="stream"}', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const [tcp, , dgram] = listeners(0);
+    const before = (await getJson(`${dp.statusUrl}/status`)).stream;
+    expect(await tcpExchange(tcp, 'count')).toBe('a:count');
+    expect(await udpExchange(dgram, 'count')).toBe('udp:count');
+    const after = (await getJson(`${dp.statusUrl}/status`)).stream;
+    expect(after).toEqual({
+      connections_accepted: before.connections_accepted + 2,
+      connections_handled: before.connections_handled + 2,
+      connections_active: expect.any(Number),
+      total_requests: before.total_requests + 2,
+    });
+    const metrics = await (await fetch(`${dp.statusUrl}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`^kong_nginx_connections_total\\{node_id="[^"]+",subsystem="stream",state="accepted"\\} ${after.connections_accepted}$`, 'm'));
+    expect(metrics).toMatch(/^kong_nginx_connections_total\{node_id="[^"]+",subsystem="http",state="accepted"\} \d+$/m);
+    expect(metrics).toMatch(/^kong_nginx_requests_total\{node_id="[^"]+",subsystem="stream"\} \d+$/m);
   });
 });

@@ -128,3 +128,42 @@ describe('docker-compose.yml', () => {
     expect(two.depends_on).toEqual({ 'control-plane': { condition: 'service_healthy' } });
   });
 });
+
+describe('stream listeners in the manifests', () => {
+  const STREAM_LISTEN = '0.0.0.0:5555, 0.0.0.0:5556 ssl, 0.0.0.0:5557 udp';
+  const STREAM = join(ROOT, 'deploy/k8s-stream');
+
+  it('deploy/k8s-stream opens the stream listeners on the data planes and publishes them in a Service', () => {
+    const service = parse(readFileSync(join(STREAM, 'stream-service.yaml'), 'utf8')) as Manifest;
+    const patch = parse(readFileSync(join(STREAM, 'data-plane-stream.yaml'), 'utf8')) as Manifest;
+    // with kubectl, its rendering of the overlay (the base and the patch merged) is what is checked
+    const rendered = hasKubectl() ? parseAllDocuments(execFileSync('kubectl', ['kustomize', STREAM], { encoding: 'utf8' })).map((d) => d.toJSON() as Manifest) : [service, patch];
+    const dp = rendered.find((m) => m.kind === 'Deployment' && m.metadata.name === 'gatehouse-data-plane')!;
+    const container = dp.spec.template.spec.containers.find((c: { name: string }) => c.name === 'data-plane');
+    expect(container.env).toEqual(expect.arrayContaining([{ name: 'GATEHOUSE_STREAM_LISTEN', value: STREAM_LISTEN }]));
+    expect(container.ports).toEqual(
+      expect.arrayContaining([
+        { name: 'stream-tcp', containerPort: 5555, protocol: 'TCP' },
+        { name: 'stream-tls', containerPort: 5556, protocol: 'TCP' },
+        { name: 'stream-udp', containerPort: 5557, protocol: 'UDP' },
+      ]),
+    );
+    const svc = rendered.find((m) => m.kind === 'Service' && m.metadata.name === 'gatehouse-stream')!;
+    expect(() => new Service(svc as never).validate()).not.toThrow();
+    if (hasKubectl()) expect(() => new Deployment(dp as never).validate()).not.toThrow();
+    expect(svc.spec.ports.map((p: { targetPort: string; protocol: string }) => `${p.targetPort}/${p.protocol}`)).toEqual(['stream-tcp/TCP', 'stream-tls/TCP', 'stream-udp/UDP']);
+    expect(svc.spec.selector).toEqual(find('Deployment', 'gatehouse-data-plane').spec.template.metadata.labels);
+  });
+
+  it('docker-compose.stream.yml sets GATEHOUSE_STREAM_LISTEN on the data planes and publishes its ports', () => {
+    const stream = parse(readFileSync(join(ROOT, 'docker-compose.stream.yml'), 'utf8')) as { services: Record<string, any> };
+    const dp = stream.services['data-plane'];
+    expect(dp.environment.GATEHOUSE_STREAM_LISTEN).toBe(`\${GATEHOUSE_STREAM_LISTEN:-${STREAM_LISTEN}}`);
+    expect(dp.ports).toEqual(['5555', '5556', '5557/udp']);
+  });
+});
+
+/** a manifest of deploy/k8s by kind and name */
+function find(kind: string, name: string): Manifest {
+  return renderKustomization().find((m) => m.kind === kind && m.metadata.name === name)!;
+}

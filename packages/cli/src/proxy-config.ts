@@ -64,10 +64,10 @@ export function adoptUpstreamCaBundle(settings: Settings): void {
   );
 }
 
-/** A listener with the Kong flags Node can honour: `backlog=N` and `reuseport` (Node 22.12 and later). */
-export function listenAddress(listen: Listen): { host: string; port: number; backlog?: number; reusePort?: boolean } {
+/** A listener with the Kong flags Node can honour: `backlog=N`, `reuseport` (Node 22.12 and later) and `proxy_protocol`. */
+export function listenAddress(listen: Listen): { host: string; port: number; backlog?: number; reusePort?: boolean; proxyProtocol?: boolean } {
   const { host, port, flags } = listen;
-  return { host, port, ...(flags?.backlog != null ? { backlog: flags.backlog } : {}), ...(flags?.reuseport ? { reusePort: true } : {}) };
+  return { host, port, ...(flags?.backlog != null ? { backlog: flags.backlog } : {}), ...(flags?.reuseport ? { reusePort: true } : {}), ...(flags?.proxyProtocol ? { proxyProtocol: true } : {}) };
 }
 
 /** What the proxy server takes from the settings: the same for a data plane in one process and for a proxy worker. */
@@ -80,7 +80,7 @@ export async function proxyServerSettings(
   return {
     listen: listenAddress(settings.proxyListen),
     h2c: settings.proxyHttp2,
-    streamListen: settings.streamListen.map(({ host, port, ssl, udp }) => ({ host, port, ssl, udp })),
+    streamListen: settings.streamListen.map(({ host, port, ssl, udp, proxyProtocol }) => ({ host, port, ssl, udp, proxyProtocol })),
     tlsListen: settings.proxyTlsListen && listenAddress(settings.proxyTlsListen),
     defaultCertificate: await defaultProxyCertificate(settings),
     trustedIps: settings.trustedIps,

@@ -71,3 +71,23 @@ describe('GATEHOUSE_WORKERS', () => {
     expect(() => readSettings({ GATEHOUSE_TRACING_SAMPLING_RATE: '1.5' }, 'all')).toThrow('tracing_sampling_rate must be between 0 and 1');
   });
 });
+
+describe('the PROXY protocol settings', () => {
+  it('takes real_ip_header = proxy_protocol with a proxy listener that has the flag, and refuses it without', () => {
+    expect(readSettings({ GATEHOUSE_REAL_IP_HEADER: 'proxy_protocol', GATEHOUSE_PROXY_LISTEN: '0.0.0.0:8000 proxy_protocol' }, 'data_plane').realIpHeader).toBe('proxy_protocol');
+    expect(readSettings({ GATEHOUSE_REAL_IP_HEADER: 'proxy_protocol', GATEHOUSE_PROXY_TLS_LISTEN: '0.0.0.0:8443 proxy_protocol' }, 'all').realIpHeader).toBe('proxy_protocol');
+    expect(() => readSettings({ GATEHOUSE_REAL_IP_HEADER: 'proxy_protocol' }, 'data_plane')).toThrow(
+      'GATEHOUSE_REAL_IP_HEADER=proxy_protocol needs the proxy_protocol flag on GATEHOUSE_PROXY_LISTEN or GATEHOUSE_PROXY_TLS_LISTEN',
+    );
+    // a control plane opens no proxy listener
+    expect(readSettings({ GATEHOUSE_REAL_IP_HEADER: 'proxy_protocol' }, 'control_plane').realIpHeader).toBe('proxy_protocol');
+  });
+
+  it('reads the flag on stream listeners, not with udp', () => {
+    expect(readSettings({ GATEHOUSE_STREAM_LISTEN: '127.0.0.1:9000 proxy_protocol, 127.0.0.1:9001 ssl' }, 'data_plane').streamListen).toEqual([
+      { host: '127.0.0.1', port: 9000, ssl: false, udp: false, proxyProtocol: true },
+      { host: '127.0.0.1', port: 9001, ssl: true, udp: false, proxyProtocol: false },
+    ]);
+    expect(() => readSettings({ GATEHOUSE_STREAM_LISTEN: '127.0.0.1:9000 udp proxy_protocol' }, 'data_plane')).toThrow('GATEHOUSE_STREAM_LISTEN: proxy_protocol is for TCP listeners, not with udp (127.0.0.1:9000)');
+  });
+});

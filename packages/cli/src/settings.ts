@@ -110,7 +110,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },
   { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
   { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
-  { name: 'GATEHOUSE_REAL_IP_HEADER', default: 'unset (X-Forwarded-For, then X-Real-IP)', meaning: "the header that names the client when the peer is a trusted proxy (Kong's real_ip_header), read as nginx does: its last address" },
+  { name: 'GATEHOUSE_REAL_IP_HEADER', default: 'unset (X-Forwarded-For, then X-Real-IP)', meaning: "the header that names the client when the peer is a trusted proxy (Kong's real_ip_header), read as nginx does: its last address; `proxy_protocol` takes the client from the PROXY protocol header (needs a proxy listener with the `proxy_protocol` flag)" },
   { name: 'GATEHOUSE_REAL_IP_RECURSIVE', default: 'off', meaning: "`on` walks GATEHOUSE_REAL_IP_HEADER right to left past trusted proxies (Kong's real_ip_recursive)" },
   { name: 'GATEHOUSE_UPSTREAM_CA_BUNDLE', default: 'system', meaning: "comma-separated PEM files of CAs that upstream certificates are verified against when a service has tls_verify and no ca_certificates (Kong's lua_ssl_trusted_certificate; `system` = the system's store)" },
   { name: 'GATEHOUSE_HEADERS_UPSTREAM', default: 'X-Kong-Request-Id', meaning: "headers the gateway adds to upstream requests (Kong's `headers_upstream`): `X-Kong-Request-Id` or `off`" },
@@ -167,18 +167,22 @@ export function parseWorkers(value: string | undefined, cores: () => number = us
   return n;
 }
 
-/** One stream listener (Kong's `stream_listen` entry): its address, TLS termination and UDP. */
+/** One stream listener (Kong's `stream_listen` entry): its address, TLS termination, UDP and the PROXY protocol. */
 export interface StreamListen {
   host: string;
   port: number;
   ssl: boolean;
   udp: boolean;
+  proxyProtocol: boolean;
 }
 
 /** GATEHOUSE_STREAM_LISTEN in Kong's syntax; unset, empty or `off` is none. */
 function streamListenOf(value: string | undefined): StreamListen[] {
   if (value === undefined || value.trim() === '') return [];
-  return (parseListenList(value, 'GATEHOUSE_STREAM_LISTEN') ?? []).map(({ host, port, flags }) => ({ host, port, ssl: flags.ssl, udp: flags.udp }));
+  return (parseListenList(value, 'GATEHOUSE_STREAM_LISTEN') ?? []).map(({ host, port, flags }) => {
+    if (flags.udp && flags.proxyProtocol) throw new Error(`GATEHOUSE_STREAM_LISTEN: proxy_protocol is for TCP listeners, not with udp (${host}:${port})`);
+    return { host, port, ssl: flags.ssl, udp: flags.udp, proxyProtocol: flags.proxyProtocol };
+  });
 }
 
 /** GATEHOUSE_PROXY_LISTEN in Kong's syntax: its first entry (with its flags), and whether it carries `http2`. */
@@ -201,11 +205,18 @@ export function parseDataPlaneLabels(value: string | undefined): Record<string, 
   return labels;
 }
 
-/** GATEHOUSE_REAL_IP_HEADER: a header name; `proxy_protocol` is refused, the proxy does not read the PROXY protocol. */
-export function parseRealIpHeader(value: string | undefined): string | null {
+/**
+ * GATEHOUSE_REAL_IP_HEADER: a header name, or `proxy_protocol` (the client the PROXY header names), which needs a
+ * proxy listener with the `proxy_protocol` flag, as Kong requires.
+ */
+export function parseRealIpHeader(value: string | undefined, proxyListens: readonly (Listen | null)[] | null = []): string | null {
   if (value === undefined || value.trim() === '') return null;
   const name = value.trim();
-  if (name === 'proxy_protocol') throw new Error('GATEHOUSE_REAL_IP_HEADER: proxy_protocol is not supported (the proxy does not read the PROXY protocol); name a header');
+  if (name === 'proxy_protocol') {
+    // a control plane opens no proxy listener: nothing to check
+    if (proxyListens !== null && !proxyListens.some((l) => l?.flags?.proxyProtocol === true)) throw new Error('GATEHOUSE_REAL_IP_HEADER=proxy_protocol needs the proxy_protocol flag on GATEHOUSE_PROXY_LISTEN or GATEHOUSE_PROXY_TLS_LISTEN');
+    return name;
+  }
   if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new Error(`GATEHOUSE_REAL_IP_HEADER must be a header name, got '${value}'`);
   return name;
 }
@@ -241,7 +252,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     keyringSecret: blank(env.GATEHOUSE_KEYRING_SECRET),
     dataPlaneId: blank(env.GATEHOUSE_DATA_PLANE_ID),
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
-    realIpHeader: parseRealIpHeader(env.GATEHOUSE_REAL_IP_HEADER),
+    realIpHeader: parseRealIpHeader(env.GATEHOUSE_REAL_IP_HEADER, role === 'control_plane' ? null : [parseListen(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000', 'GATEHOUSE_PROXY_LISTEN'), tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN')]),
     realIpRecursive: oneOf(env.GATEHOUSE_REAL_IP_RECURSIVE, ['on', 'off'] as const, 'off', 'GATEHOUSE_REAL_IP_RECURSIVE') === 'on',
     upstreamCaBundle: (env.GATEHOUSE_UPSTREAM_CA_BUNDLE ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== 'system'),
     dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),

@@ -1,8 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { acceptProxyProtocol } from './proxy-protocol/accept';
 
-/** `backlog` (the listen queue) and `reusePort` (Node 22.12 and later; older versions ignore it) come from Kong's listener flags */
-export type ListenAddress = string | number | { host?: string; port: number; backlog?: number; reusePort?: boolean };
+/**
+ * `backlog` (the listen queue), `reusePort` (Node 22.12 and later; older versions ignore it) and `proxyProtocol`
+ * (every connection opens with a PROXY protocol header) come from Kong's listener flags
+ */
+export type ListenAddress = string | number | { host?: string; port: number; backlog?: number; reusePort?: boolean; proxyProtocol?: boolean };
+
+/** Whether the listener takes the PROXY protocol. */
+export const takesProxyProtocol = (listen: ListenAddress): boolean => typeof listen === 'object' && listen.proxyProtocol === true;
 
 /** `0.0.0.0:8000`, `[::]:8000`, `8000` or `{host, port}` → host and port. */
 export function parseListen(listen: ListenAddress): { host: string | undefined; port: number } {
@@ -16,6 +23,7 @@ export function parseListen(listen: ListenAddress): { host: string | undefined; 
 
 export function listenOn(server: Server, listen: ListenAddress): Promise<AddressInfo> {
   const { host, port } = parseListen(listen);
+  if (takesProxyProtocol(listen)) acceptProxyProtocol(server);
   const tuning = typeof listen === 'object' ? { ...(listen.backlog !== undefined ? { backlog: listen.backlog } : {}), ...(listen.reusePort ? { reusePort: true } : {}) } : {};
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);

@@ -32,6 +32,7 @@ import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginR
 import type { ErrorBodyType } from './proxy/error-bodies';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 import { buildUpstreamRequest, type ResponseInterceptor } from './proxy/upstream-request';
+import { bufferRequestBody } from './proxy/request-buffering';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { UpgradeRelay } from './proxy/websocket';
 import { countRequest } from './proxy/connection-count';
@@ -40,6 +41,7 @@ import { grpcRouteRefusal } from './grpc/grpc-admission';
 import { GrpcForwarder } from './grpc/grpc-forwarder';
 import { acceptH2c } from './grpc/h2c';
 import { StreamProxy, type StreamListen } from './stream/stream-proxy';
+import type { StreamStats } from './stream/stream-counters';
 import type { PemPair } from './tls/default-certificate';
 
 export interface DataPlaneLogger extends ChainLogger {
@@ -125,6 +127,8 @@ export interface DataPlaneServer {
   /** the stream listeners' ports, in the order of `streamListen` */
   readonly streamPorts: readonly number[];
   stats(): ServerStats;
+  /** the stream listeners' connections and sessions; null without stream listeners */
+  streamStats(): StreamStats | null;
   /** stops accepting; requests in flight get `graceMs` before their connections are cut */
   close(graceMs?: number): Promise<void>;
 }
@@ -258,7 +262,19 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     log.error(what, { error: err instanceof Error ? err.message : String(err), ...(trace ? { request_id: trace.requestId } : {}) });
   }
 
+  /** Kong's request_buffering: the client's body is read whole first (not for gRPC, whose messages stream) */
   function forward(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
+    const buffering = ex.compiledRoute.requestBuffering && !ex.compiledRoute.grpc ? bufferRequestBody(ex, bodyLimit) : null;
+    if (buffering === null) return send(req, res, ex);
+    buffering
+      .then(() => send(req, res, ex))
+      .catch((err: unknown) => {
+        failed('request failed', err);
+        if (!res.headersSent) sendFixed(res, ProxyErrors.unexpected);
+      });
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, ex: Exchange): void {
     const target = ex.compiledRoute.upstream;
     if (target === null) {
       applyResponseHeaders(res, ex);
@@ -499,8 +515,9 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
   const streams =
     options.streamListen && options.streamListen.length > 0
-      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log })
+      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log, trustedIps: options.trustedIps ?? [] })
       : null;
+  if (streams !== null) options.metrics?.observeStream(() => streams.counters.stats);
   return {
     server,
     holder,
@@ -512,6 +529,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     tlsPort,
     streamPorts: streams?.ports ?? [],
     stats: () => ({ ...stats }),
+    streamStats: () => (streams === null ? null : { ...streams.counters.stats }),
     async close(graceMs = 0) {
       stopPruning();
       stopBalancing();

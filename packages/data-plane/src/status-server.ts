@@ -61,7 +61,8 @@ export async function createStatusServer(options: StatusServerOptions): Promise<
         ...counters,
         ...options.details?.(),
       });
-      if (!options.counters) return send(res, 200, body({ server: options.proxy?.stats() ?? {} }));
+      const stream = options.proxy?.streamStats() ?? null;
+      if (!options.counters) return send(res, 200, body({ server: options.proxy?.stats() ?? {}, ...(stream !== null ? { stream } : {}) }));
       options.counters().then(
         (counters) => send(res, 200, body(counters)),
         (err: unknown) => send(res, 500, { message: `status unavailable: ${err instanceof Error ? err.message : String(err)}` }),

@@ -90,3 +90,4 @@ export { loadCustomPlugins } from './custom/load-plugins';
 export { z } from 'zod';
 export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';
 export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, type AcmeChallengeStore, type AcmeConfig } from './acme';
+export { STREAM_PROTOCOL_PLUGINS, pluginProtocolsSchema } from './shared/stream-plugins';

@@ -68,6 +68,8 @@ export interface TopologyOptions {
   dataPlaneEnv?: NodeJS.ProcessEnv | ((index: number) => NodeJS.ProcessEnv);
   /** Kong listen flags appended to each data plane's GATEHOUSE_PROXY_LISTEN (e.g. ' http2') */
   proxyListenFlags?: string;
+  /** Kong listen flags appended to each data plane's GATEHOUSE_PROXY_TLS_LISTEN (e.g. ' proxy_protocol') */
+  proxyTlsListenFlags?: string;
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
@@ -139,7 +141,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
       GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
       GATEHOUSE_PROXY_LISTEN: `127.0.0.1:${ports[1]}${opts.proxyListenFlags ?? ''}`,
       GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${ports[2]}`,
-      GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(0)}`,
+      GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(0)}${opts.proxyTlsListenFlags ?? ''}`,
     };
     cpEnv = env;
     controlPlane = await cliProcess('gatehouse start', 'start', env, /status API listening/);
@@ -164,7 +166,7 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
         GATEHOUSE_DATA_DIR: join(dir, `dp${i}`),
         GATEHOUSE_DATA_PLANE_ID: `e2e-dp-${i}`,
-        GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(i)}`,
+        GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(i)}${opts.proxyTlsListenFlags ?? ''}`,
       };
       const proc = await cliProcess(`gatehouse data-plane ${i}`, 'data-plane', env, /status API listening/);
       dataPlanes.push({ proxyUrl: `http://127.0.0.1:${proxyPort}`, proxyTlsUrl: `https://127.0.0.1:${tlsPort(i)}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc });

@@ -20,7 +20,6 @@ export function proxyListeners(value: string, note: Note): Record<string, string
   if (plain[0]) out.GATEHOUSE_PROXY_LISTEN = formatListenEntry(plain[0]);
   const extra = [...plain.slice(1), ...tls.slice(1)];
   if (extra.length > 0) note(`one plain and one TLS proxy listener are opened; not opened: ${describe(extra)}`);
-  if (entries.some((e) => e.flags.proxyProtocol)) note('the proxy_protocol flag is parsed but the PROXY protocol header is not read');
   return out;
 }
 

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { HttpError, kongEntitySchemaOf, kongPluginSchemaOf } from '@gatehouse/core';
-import type { PluginDefinition } from '@gatehouse/plugins';
+import { pluginProtocolsSchema, type PluginDefinition } from '@gatehouse/plugins';
 import { param } from '../http/context';
 import type { ResourceRegistry } from '../http/resources';
 import { checkEntity } from '../declarative/apply';
@@ -82,7 +82,7 @@ export function mountDeclarativeSchemaRoutes(resources: ResourceRegistry, kinds:
     get: (req, res) => {
       const plugin = plugins.find((p) => p.name === param(req, 'name'));
       if (!plugin) throw new HttpError(404, `No plugin named '${param(req, 'name')}'`);
-      res.json(kongPluginSchemaOf(plugin.configSchema, { noConsumer: plugin.noConsumer }));
+      res.json(kongPluginSchemaOf(plugin.configSchema, { noConsumer: plugin.noConsumer, protocols: pluginProtocolsSchema(plugin.name) }));
     },
   });
   resources.add('/schemas/:entity/validate', { post: (req, res) => void res.json(check(kindNamed(param(req, 'entity')), req.body)) });

@@ -1,4 +1,5 @@
 import { Errors, kongPluginSchemaOf } from '@gatehouse/core';
+import { pluginProtocolsSchema } from '@gatehouse/plugins';
 import { param, type AdminContext } from '../http/context';
 
 /** Kong's fixed plugin paths, mounted before `/plugins/{id_or_instance_name}`. */
@@ -14,7 +15,7 @@ export function mountPluginRoutes(ctx: AdminContext): void {
     get: (req, res) => {
       const plugin = plugins.find((p) => p.name === param(req, 'name'));
       if (!plugin) throw Errors.notFound();
-      res.json(kongPluginSchemaOf(plugin.configSchema, { noConsumer: plugin.noConsumer }));
+      res.json(kongPluginSchemaOf(plugin.configSchema, { noConsumer: plugin.noConsumer, protocols: pluginProtocolsSchema(plugin.name) }));
     },
   });
 }

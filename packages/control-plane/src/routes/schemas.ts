@@ -1,4 +1,5 @@
 import { HttpError, kongEntitySchemaOf, kongPluginSchemaOf } from '@gatehouse/core';
+import { pluginProtocolsSchema } from '@gatehouse/plugins';
 import { param, writeInput, type AdminContext } from '../http/context';
 
 /** declarative entity checks Kong lists in its schema documents */
@@ -27,7 +28,7 @@ export function mountSchemaRoutes(ctx: AdminContext): void {
       const name = param(req, 'name');
       const plugin = plugins.find((p) => p.name === name);
       if (!plugin) throw new HttpError(404, `No plugin named '${name}'`);
-      res.json(kongPluginSchemaOf(plugin.configSchema, { noConsumer: plugin.noConsumer }));
+      res.json(kongPluginSchemaOf(plugin.configSchema, { noConsumer: plugin.noConsumer, protocols: pluginProtocolsSchema(plugin.name) }));
     },
   });
 

@@ -1,7 +1,7 @@
 import type { FieldErrors } from '@gatehouse/core';
 import type { z } from 'zod';
 import { plugins as pluginDefinition, pluginSchema, schemaViolation } from '@gatehouse/core';
-import type { PluginDefinition } from '@gatehouse/plugins';
+import { pluginProtocolsSchema, type PluginDefinition } from '@gatehouse/plugins';
 import type { EntityKind } from './entity-kind';
 
 export function pluginNotEnabled(name: string): string {
@@ -19,7 +19,8 @@ export function pluginKind(available: PluginDefinition[]): EntityKind {
   const schemaOf = (plugin: PluginDefinition): z.ZodObject => {
     let schema = schemas.get(plugin.name);
     if (!schema) {
-      schema = pluginSchema.extend({ config: plugin.configSchema.prefault({}) });
+      // a plugin that runs on HTTP only refuses stream protocols, as Kong's `typedefs.protocols_http` does
+      schema = pluginSchema.extend({ config: plugin.configSchema.prefault({}), protocols: pluginProtocolsSchema(plugin.name) });
       schemas.set(plugin.name, schema);
     }
     return schema;

@@ -3,6 +3,10 @@ import { defineEntity } from './definition';
 import { baseFieldsWithUpdate, nullableForeign, tags, utf8Name } from './fields';
 
 export const PLUGIN_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
+/** the protocols of a plugin that runs on HTTP only (Kong's `typedefs.protocols_http`) */
+export const HTTP_PLUGIN_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https'] as const;
+/** the `protocols` field of an HTTP-only plugin: a stream protocol is refused with Kong's message */
+export const httpPluginProtocols = z.array(z.enum(HTTP_PLUGIN_PROTOCOLS)).min(1).default(['grpc', 'grpcs', 'http', 'https']);
 
 /**
  * The plugin entity. `config` is validated by the named plugin's own schema (see @gatehouse/plugins),

@@ -242,6 +242,8 @@ export function compileRoute(
     grpc: protocols.includes('grpc') || protocols.includes('grpcs'),
     grpcUpstream: service?.protocol === 'grpc' || service?.protocol === 'grpcs',
     httpsRedirectStatus: route.https_redirect_status_code ?? 426,
+    requestBuffering: route.request_buffering !== false,
+    responseBuffering: route.response_buffering !== false,
   };
 }
 

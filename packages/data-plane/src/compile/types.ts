@@ -78,6 +78,10 @@ export interface CompiledRoute {
    */
   grpcUpstream: boolean;
   httpsRedirectStatus: number;
+  /** Kong's request_buffering: the whole request body is read before the upstream request goes (Content-Length) */
+  requestBuffering: boolean;
+  /** Kong's response_buffering: the whole upstream response is read before the client is answered */
+  responseBuffering: boolean;
 }
 
 export interface ConsumerDirectory {

@@ -3,6 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CompiledConfig } from '../compile/types';
 import type { ConfigHolder } from '../config-holder';
 import type { ServerStats } from '../server';
+import type { StreamStats } from '../stream/stream-counters';
 import { ExchangeMetrics } from './exchange-metrics';
 import { TARGET_HEALTH_STATES, UpstreamHealthRegistry } from './upstream-health';
 
@@ -36,6 +37,7 @@ export class DataPlaneMetrics {
   readonly exchange: ExchangeMetrics;
   readonly upstreamHealth = new UpstreamHealthRegistry();
   private stats: (() => ServerStats) | null = null;
+  private streamStats: (() => StreamStats) | null = null;
   private accessLogDropped: (() => number) | null = null;
   private readonly applyDuration: Gauge;
   private readonly appliedAt: Gauge;
@@ -50,6 +52,7 @@ export class DataPlaneMetrics {
 
     // collect() runs with the metric as `this`: the node's state is read through these
     const serverStats = () => this.stats?.();
+    const streamStats = () => this.streamStats?.();
     const healthWanted = () => this.exportHealth;
     const healthReports = () => this.upstreamHealth.reports();
     const accessLogDropped = () => this.accessLogDropped?.() ?? 0;
@@ -59,16 +62,18 @@ export class DataPlaneMetrics {
       labelNames: ['node_id', 'subsystem', 'state'],
       registers: [registry],
       collect() {
-        const s = serverStats();
-        if (!s) return;
-        const set = (state: string, value: number) => this.set({ node_id: nodeId, subsystem: 'http', state }, value);
-        set('accepted', s.connections_accepted);
-        set('handled', s.connections_handled);
-        set('total', s.total_requests);
-        set('active', s.connections_active);
-        set('reading', 0);
-        set('writing', s.connections_active > 0 ? 1 : 0);
-        set('waiting', Math.max(0, s.connections_active - 1));
+        for (const [subsystem, s] of [['http', serverStats()], ['stream', streamStats()]] as const) {
+          if (!s) continue;
+          const set = (state: string, value: number) => this.set({ node_id: nodeId, subsystem, state }, value);
+          set('accepted', s.connections_accepted);
+          set('handled', s.connections_handled);
+          set('total', s.total_requests);
+          set('active', s.connections_active);
+          set('reading', 0);
+          // a stream connection is always relaying; an HTTP one waits between requests
+          set('writing', subsystem === 'stream' ? s.connections_active : s.connections_active > 0 ? 1 : 0);
+          set('waiting', subsystem === 'stream' ? 0 : Math.max(0, s.connections_active - 1));
+        }
       },
     });
     new Gauge({
@@ -79,6 +84,8 @@ export class DataPlaneMetrics {
       collect() {
         const s = serverStats();
         if (s) this.set({ node_id: nodeId, subsystem: 'http' }, s.total_requests);
+        const stream = streamStats();
+        if (stream) this.set({ node_id: nodeId, subsystem: 'stream' }, stream.total_requests);
       },
     });
     new Gauge({
@@ -137,6 +144,11 @@ export class DataPlaneMetrics {
   /** the proxy whose connection and request counts are exported */
   observeServer(stats: () => ServerStats): void {
     this.stats = stats;
+  }
+
+  /** the stream proxy whose connections are exported with `subsystem="stream"` */
+  observeStream(stats: () => StreamStats): void {
+    this.streamStats = stats;
   }
 
   observeAccessLog(dropped: () => number): void {

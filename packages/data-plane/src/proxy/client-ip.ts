@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
+import { proxiedAddressesOf } from '../proxy-protocol/accept';
 
 /** An address as the gateway reports it: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) shown as plain IPv4. */
 export function plainAddress(address: string): string {
@@ -21,7 +22,8 @@ export class TrustedProxies {
 
   /**
    * `realIp` (Kong's real_ip_header and real_ip_recursive, GATEHOUSE_REAL_IP_HEADER/_RECURSIVE): when given, only that
-   * header names the client, as nginx reads it; when absent, the default described at `clientIp`.
+   * header names the client, as nginx reads it (`proxy_protocol`: the connection's PROXY header); when absent, the
+   * default described at `clientIp`.
    */
   constructor(
     entries: readonly string[],
@@ -58,7 +60,11 @@ export class TrustedProxies {
   clientIp(req: IncomingMessage): string {
     let client = peerAddress(req);
     if (!this.trusts(client)) return client;
-    if (this.realIp !== null) return this.fromHeader(req, client, this.realIp);
+    if (this.realIp !== null) {
+      // `proxy_protocol`: the client the connection's PROXY header named (nginx's $proxy_protocol_addr)
+      if (this.realIp.header === 'proxy_protocol') return plainAddress(proxiedAddressesOf(req.socket)?.sourceAddress ?? client);
+      return this.fromHeader(req, client, this.realIp);
+    }
     const header = req.headers['x-forwarded-for'];
     if (header === undefined) return realIp(req.headers['x-real-ip']) ?? client;
     const entries = (Array.isArray(header) ? header.join(',') : header).split(',');

@@ -40,6 +40,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
    * so a client that has the whole body finds the entry in place, even in a store another process holds
    */
   private tail: Buffer | null = null;
+  /** Kong's response_buffering: the head and body held until the body is whole (or past the limit) */
+  private pending: { status: number; headers: string[]; chunks: Buffer[]; size: number } | null = null;
 
   constructor(
     private readonly res: ServerResponse,
@@ -53,6 +55,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly replayable = false,
     /** the request's id and timings, stamped on the response head */
     private readonly trace: ExchangeTrace | null = null,
+    private readonly bufferAll = false,
   ) {
     // an observed exchange listens to the response's end already and tells the relay
     if (trace !== null && trace.end !== null) trace.end.relay = this;
@@ -97,8 +100,17 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     }
     if (extra !== null) for (const [name, value] of extra) headers.push(name, value);
     if (trace !== null) stampProxiedResponse(headers, trace, via);
-    this.res.writeHead(statusCode, headers);
+    if (this.bufferAll) this.pending = { status: statusCode, headers, chunks: [], size: 0 };
+    else this.res.writeHead(statusCode, headers);
     return true;
+  }
+
+  /** A held response goes out as it is so far (past the limit, or cut): from here it streams. */
+  private release(): void {
+    const { status, headers, chunks } = this.pending!;
+    this.pending = null;
+    this.res.writeHead(status, headers);
+    for (const chunk of chunks) this.res.write(chunk);
   }
 
   /** The response hooks run; the head is written now unless a hook holds the body back. */
@@ -124,6 +136,13 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    const pending = this.pending;
+    if (pending !== null) {
+      pending.chunks.push(chunk);
+      pending.size += chunk.length;
+      if (pending.size > this.bodyLimit) this.release();
+      return true;
+    }
     const held = this.held;
     if (held !== null) {
       held.add(chunk);
@@ -149,6 +168,13 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   onComplete(): void {
     this.done = true;
     this.observer?.onEnd();
+    const pending = this.pending;
+    if (pending !== null) {
+      this.pending = null;
+      this.res.writeHead(pending.status, pending.headers);
+      this.res.end(pending.chunks.length === 1 ? pending.chunks[0] : Buffer.concat(pending.chunks, pending.size));
+      return;
+    }
     const held = this.held;
     if (held === null || held.overflowed) {
       if (this.holding) this.letGo();
@@ -206,6 +232,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.done = true;
     if (err instanceof RequestRefused && !this.res.headersSent) return sendPluginResponse(this.res, err.response);
+    // a held response cut short goes out as far as it came, then the connection is cut, as when streamed
+    if (this.pending !== null) this.release();
     if (this.observer !== null) {
       if (this.res.headersSent) this.observer.onEnd();
       else if (!this.res.destroyed) {
@@ -256,6 +284,7 @@ export class UndiciForwarder implements Forwarder {
       observer === null ? null : (next) => this.forward(req, res, next, observer),
       upstream.body === null || Buffer.isBuffer(upstream.body),
       upstream.trace ?? null,
+      upstream.bufferResponse === true,
     );
     try {
       this.poolFor(upstream.target).dispatch(

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import type { UpstreamTarget } from '../compile/types';
 import type { ExchangeTrace } from '../observe/exchange-trace';
@@ -23,6 +24,8 @@ export interface UpstreamRequest {
   onResponse: ResponseInterceptor | null;
   /** the request's id and timings: the forwarder stamps the response head with them */
   trace?: ExchangeTrace | null;
+  /** read the whole response body before answering (Kong's response_buffering); streamed when absent or false */
+  bufferResponse?: boolean;
 }
 
 /** Runs the response hooks on the upstream's status and headers (see ResponseInterception). */
@@ -130,7 +133,7 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
     body = ex.body;
     headers['content-length'] = String(ex.body.length);
     if (ex.bodyContentType !== null) headers['content-type'] = ex.bodyContentType;
-  } else if (incoming['content-length'] !== undefined ? incoming['content-length'] !== '0' : incoming['transfer-encoding'] !== undefined) {
+  } else if (sendsBody(incoming)) {
     body = ex.bodySource ?? ex.incoming;
   }
 
@@ -147,7 +150,12 @@ export function buildUpstreamRequest(ex: Exchange, target: UpstreamTarget, upgra
   const query = ex.upstreamQuery();
   const path = ex.upstreamPathOverride ?? upstreamPath(target.basePath, ex.path, matched, compiled.stripPath, compiled.pathHandling);
   const method = ex.upstreamMethod ?? ex.method;
-  return { target, method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, onResponse, trace: ex.trace };
+  return { target, method, path: query === '' ? path : `${path}?${query}`, headers, body, upgrade, responseHeaders: ex.responseHeaders, onResponse, trace: ex.trace, bufferResponse: compiled.responseBuffering };
+}
+
+/** Whether the client's request has a body to forward: a non-zero Content-Length, or a Transfer-Encoding. */
+export function sendsBody(headers: IncomingHttpHeaders): boolean {
+  return headers['content-length'] !== undefined ? headers['content-length'] !== '0' : headers['transfer-encoding'] !== undefined;
 }
 
 /** `Via` on the upstream request: the client's, then `<HTTP version> <server token>` (`1.1 gatehouse/x`, `2 gatehouse/x`). */

@@ -5,16 +5,21 @@ import type { BalancerRegistry } from '../balancer/registry';
 import type { UpstreamTarget } from '../compile/types';
 import type { ConfigHolder } from '../config-holder';
 import type { PemPair } from '../tls/default-certificate';
+import { acceptProxyProtocol, proxiedAddressesOf } from '../proxy-protocol/accept';
+import { TrustedProxies } from '../proxy/client-ip';
 import { clientHelloServerName, looksLikeTls, recordLength } from './client-hello';
 import { compileStreamRoutes, ipRefused, matchStream, type StreamConnection, type StreamRoute } from './stream-routes';
+import { StreamCounters } from './stream-counters';
 import { UdpSessions } from './udp-sessions';
 
-/** One `GATEHOUSE_STREAM_LISTEN` entry: `addr:port [ssl] [udp]`. */
+/** One `GATEHOUSE_STREAM_LISTEN` entry: `addr:port [ssl] [udp] [proxy_protocol]`. */
 export interface StreamListen {
   host: string;
   port: number;
   ssl: boolean;
   udp: boolean;
+  /** every connection opens with a PROXY protocol header (TCP and TLS listeners) */
+  proxyProtocol?: boolean;
 }
 
 export interface StreamProxyOptions {
@@ -24,6 +29,8 @@ export interface StreamProxyOptions {
   /** the certificate of `ssl` listeners when no certificate of the store matches the SNI */
   defaultCertificate?: PemPair;
   log: { error(message: string, detail?: Record<string, unknown>): void };
+  /** the proxies whose PROXY header names the client (Kong's trusted_ips, nginx's stream set_real_ip_from) */
+  trustedIps?: readonly string[];
 }
 
 /** How long a plain TCP connection may take to send its first bytes when a `tls_passthrough` route wants them. */
@@ -41,10 +48,14 @@ export class StreamProxy {
   private readonly tcp: NetServer[] = [];
   private readonly udp: UdpSessions[] = [];
   private readonly open = new Set<Socket>();
+  private readonly trusted: TrustedProxies;
   /** the bound ports, in the order of `listens` */
   readonly ports: number[] = [];
+  /** connections and sessions, for `/status` and `kong_nginx_connections_total{subsystem="stream"}` */
+  readonly counters = new StreamCounters();
 
   private constructor(private readonly opts: StreamProxyOptions) {
+    this.trusted = new TrustedProxies(opts.trustedIps ?? []);
     this.routes = compileStreamRoutes(opts.holder.current);
     this.stopFollowing = opts.holder.onSwap((next) => (this.routes = compileStreamRoutes(next)));
   }
@@ -74,8 +85,12 @@ export class StreamProxy {
     } else {
       server = createNetServer((socket) => this.acceptPlain(socket));
     }
-    server.on('connection', (socket: Socket) => {
+    // a plain connection is read once its upstream is connected (or by the ClientHello preread)
+    if (listen.proxyProtocol) acceptProxyProtocol(server, listen.ssl);
+    // tracked and counted from the start, before a PROXY header is in
+    server.prependListener('connection', (socket: Socket) => {
       this.open.add(socket);
+      socket.once('close', this.counters.opened());
       socket.once('close', () => this.open.delete(socket));
     });
     await new Promise<void>((resolve, reject) => {
@@ -99,7 +114,7 @@ export class StreamProxy {
         resolve();
       });
     });
-    const sessions = new UdpSessions(socket, (client: RemoteInfo) => this.udpTarget(socket, client));
+    const sessions = new UdpSessions(socket, (client: RemoteInfo) => this.udpTarget(socket, client), this.counters);
     this.udp.push(sessions);
     return socket.address().port;
   }
@@ -122,14 +137,19 @@ export class StreamProxy {
       else this.accept(socket, 'tcp', '', head);
     };
     socket.on('data', onData);
+    socket.resume();
   }
 
   private accept(client: Socket, protocol: string, sni: string, head: Buffer | null): void {
     client.on('error', () => client.destroy());
+    const peer = normalizeIp(client.remoteAddress ?? '');
+    // nginx's stream realip: a trusted proxy's PROXY header names the client
+    const proxied = proxiedAddressesOf(client);
+    const named = proxied !== undefined && this.trusted.trusts(peer) ? proxied : null;
     const conn: StreamConnection = {
       protocol,
-      srcIp: normalizeIp(client.remoteAddress ?? ''),
-      srcPort: client.remotePort ?? 0,
+      srcIp: named ? normalizeIp(named.sourceAddress) : peer,
+      srcPort: named ? named.sourcePort : (client.remotePort ?? 0),
       dstIp: normalizeIp(client.localAddress ?? ''),
       dstPort: client.localPort ?? 0,
       sni,
@@ -145,6 +165,7 @@ export class StreamProxy {
       : netConnect(options);
     const ready = tlsUpstream ? 'secureConnect' : 'connect';
     upstream.once(ready, () => {
+      this.counters.relayed();
       upstream.setTimeout(target.readTimeout, () => upstream.destroy());
       client.setTimeout(target.readTimeout, () => client.destroy());
       if (head !== null) upstream.write(head);

@@ -1,11 +1,13 @@
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { UpstreamTarget } from '../compile/types';
+import type { StreamCounters } from './stream-counters';
 
 interface Session {
   upstream: UdpSocket;
   timer: NodeJS.Timeout;
   target: UpstreamTarget;
+  ended: () => void;
 }
 
 /**
@@ -19,6 +21,7 @@ export class UdpSessions {
   constructor(
     private readonly listener: UdpSocket,
     private readonly route: (client: RemoteInfo) => { target: UpstreamTarget } | null,
+    private readonly counters: StreamCounters | null = null,
   ) {
     listener.on('message', (message: Buffer, client: RemoteInfo) => this.relay(message, client));
     listener.on('error', () => {});
@@ -42,9 +45,11 @@ export class UdpSessions {
       if (this.sessions.get(key) !== session) return;
       this.sessions.delete(key);
       clearTimeout(session.timer);
+      session.ended();
       upstream.close();
     };
-    const session: Session = { upstream, timer: setTimeout(close, target.readTimeout), target };
+    const session: Session = { upstream, timer: setTimeout(close, target.readTimeout), target, ended: this.counters?.opened() ?? (() => {}) };
+    this.counters?.relayed();
     session.timer.unref();
     upstream.on('message', (reply: Buffer) => {
       session.timer.refresh();
@@ -58,6 +63,7 @@ export class UdpSessions {
   close(): void {
     for (const session of this.sessions.values()) {
       clearTimeout(session.timer);
+      session.ended();
       session.upstream.close();
     }
     this.sessions.clear();

@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { SecureContext, TLSSocket } from 'node:tls';
-import { parseListen, type ListenAddress } from '../listen';
+import { parseListen, takesProxyProtocol, type ListenAddress } from '../listen';
+import { acceptProxyProtocol } from '../proxy-protocol/accept';
 import { answerClientError } from '../proxy/client-errors';
 import type { LingeringClose } from '../proxy/lingering-close';
 import type { PemPair } from './default-certificate';
@@ -126,6 +127,7 @@ export async function createTlsListener(options: TlsListenerOptions): Promise<{ 
   server.setTimeout(Math.max(60_000, timeouts.keepAlive + 1_000));
 
   const { host, port } = parseListen(options.listen);
+  if (takesProxyProtocol(options.listen)) acceptProxyProtocol(server);
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
