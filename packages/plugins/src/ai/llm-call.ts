@@ -53,9 +53,12 @@ export async function introspect(llm: LlmConfig, systemPrompt: string, text: str
   if (url === null) return { error: `no default endpoint for provider ${llm.model.provider}: set model.options.upstream_url` };
   const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', ...(format.headers?.(llm.model) ?? {}) };
   authenticate(llm.auth, url, headers, body);
+  const payload = JSON.stringify(body);
+  const signed = format.sign ? await format.sign({ url, method: 'POST', headers, body: payload }, llm.model, llm.auth) : headers;
+  if (typeof signed === 'string') return { error: `failed to authenticate with the AI service: ${signed}` };
   let answer: string;
   try {
-    const res = await httpRequest(url, { method: 'POST', headers, body: JSON.stringify(body), headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, dispatcher: dispatcherFor(options) });
+    const res = await httpRequest(url, { method: 'POST', headers: signed, body: payload, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, dispatcher: dispatcherFor(options) });
     answer = await res.body.text();
     if (res.statusCode > 299) return { error: `failed to introspect request with AI service: status code ${res.statusCode}` };
   } catch (err) {

@@ -2,7 +2,7 @@ import { ProxyAgent, request, type Dispatcher } from 'undici';
 import { definePlugin, type PluginContext, type PluginResponse } from '../contract';
 import { perConfig } from '../shared/per-config';
 import { signAwsRequest } from '../shared/aws-signer';
-import { lambdaCredentials } from './credentials';
+import { resolveAwsCredentials } from '../shared/aws-credentials';
 import { lambdaPayload } from './payload';
 import { awsLambdaConfigSchema, checkAwsLambdaConfig, type AwsLambdaConfig } from './schema';
 
@@ -44,9 +44,14 @@ async function invoke(ctx: PluginContext, config: AwsLambdaConfig): Promise<Plug
   const region = config.aws_region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? null;
   const log = (message: string, detail: Record<string, unknown> = {}) => ctx.runtime.log?.error(`aws-lambda: ${message}`, { function: config.function_name, ...detail });
   if (region === null) return log('no region specified'), UNEXPECTED;
-  if (config.aws_assume_role_arn !== null) return log('aws_assume_role_arn is not supported: give the role keys or run with its credentials'), UNEXPECTED;
-  const credentials = await lambdaCredentials(config);
-  if (credentials === null) return log('no AWS credentials (aws_key and aws_secret, the environment, or the instance role)'), UNEXPECTED;
+  const credentials = await resolveAwsCredentials({
+    accessKeyId: config.aws_key,
+    secretAccessKey: config.aws_secret,
+    region,
+    imds: config.aws_imds_protocol_version,
+    assumeRole: config.aws_assume_role_arn !== null ? { roleArn: config.aws_assume_role_arn, sessionName: config.aws_role_session_name, stsEndpoint: config.aws_sts_endpoint_url } : null,
+  });
+  if (typeof credentials === 'string') return log(credentials), UNEXPECTED;
   const url = invokeUrl(config, region);
   const body = JSON.stringify(await lambdaPayload(ctx, config));
   const headers = { 'content-type': 'application/json', 'x-amz-invocation-type': config.invocation_type, 'x-amz-log-type': config.log_type };
