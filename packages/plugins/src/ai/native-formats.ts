@@ -21,7 +21,11 @@ function modelAndOperation(path: string, captures: Readonly<Record<string, strin
   return { model: captures.model ?? m?.[1] ?? null, operation: captures.operation ?? m?.[2] ?? null };
 }
 
-const defined = (object: JsonObject): JsonObject => Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined));
+/** the OpenAI-format request: the model and streaming from the path, the messages, and the sampling parameters given */
+function openaiRequest(model: string | null, stream: boolean, messages: JsonObject[], parameters: JsonObject): JsonObject {
+  const given = Object.entries(parameters).filter(([, v]) => v !== undefined);
+  return { ...(model !== null ? { model } : {}), stream, ...(messages.length > 0 ? { messages } : {}), ...Object.fromEntries(given) };
+}
 
 function geminiPart(part: Part): JsonObject | null {
   if (part === undefined) return null;
@@ -47,17 +51,8 @@ export const geminiNative: NativeFormat = {
     const system = (native.system_instruction ?? native.systemInstruction) as { parts?: unknown } | undefined;
     const systemText = Array.isArray(system?.parts) ? (system.parts as Part[])[0]?.text : (system?.parts as Part)?.text;
     if (typeof systemText === 'string') messages.unshift({ role: 'system', content: [{ type: 'text', text: systemText }] });
-    const config = (native.generationConfig ?? {}) as JsonObject;
-    return defined({
-      model: model ?? undefined,
-      stream: operation === 'streamGenerateContent',
-      ...(messages.length > 0 ? { messages } : {}),
-      temperature: config.temperature,
-      max_tokens: config.maxOutputTokens,
-      top_p: config.topP,
-      top_k: config.topK,
-      stop: config.stopSequences,
-    });
+    const c = (native.generationConfig ?? {}) as JsonObject;
+    return openaiRequest(model, operation === 'streamGenerateContent', messages, { temperature: c.temperature, max_tokens: c.maxOutputTokens, top_p: c.topP, top_k: c.topK, stop: c.stopSequences });
   },
   responseModel: (answer) => (typeof answer.modelVersion === 'string' ? answer.modelVersion : null),
 };
@@ -80,16 +75,8 @@ export const bedrockNative: NativeFormat = {
     });
     const system = array(native.system)[0]?.text;
     if (typeof system === 'string' && messages.length > 0) messages.unshift({ role: 'system', content: [{ type: 'text', text: system }] });
-    const config = (native.inferenceConfig ?? {}) as JsonObject;
-    return defined({
-      model: model === null ? undefined : decodeURIComponent(model),
-      stream: operation === 'converse-stream',
-      ...(messages.length > 0 ? { messages } : {}),
-      temperature: config.temperature,
-      max_tokens: config.maxTokens,
-      top_p: config.topP,
-      stop: config.stopSequences,
-    });
+    const c = (native.inferenceConfig ?? {}) as JsonObject;
+    return openaiRequest(model === null ? null : decodeURIComponent(model), operation === 'converse-stream', messages, { temperature: c.temperature, max_tokens: c.maxTokens, top_p: c.topP, stop: c.stopSequences });
   },
   // Bedrock's answer names no model: the request's is logged
   responseModel: () => null,

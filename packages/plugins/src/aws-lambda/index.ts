@@ -1,6 +1,6 @@
 import { ProxyAgent, request, type Dispatcher } from 'undici';
 import { definePlugin, type PluginContext, type PluginResponse } from '../contract';
-import { perConfig } from '../shared/per-config';
+import { httpClients } from '../shared/http-clients';
 import { signAwsRequest } from '../shared/aws-signer';
 import { resolveAwsCredentials } from '../shared/aws-credentials';
 import { lambdaPayload } from './payload';
@@ -17,7 +17,12 @@ function invokeUrl(config: AwsLambdaConfig, region: string): URL {
   return url;
 }
 
-const proxies = perConfig((config: AwsLambdaConfig) => (config.proxy_url !== null ? new ProxyAgent({ uri: config.proxy_url, requestTls: { rejectUnauthorized: false } }) : null));
+/** Forward-proxy pools per node, one per `proxy_url`, closed when the node stops. */
+const clients = httpClients();
+const proxyFor = (ctx: PluginContext, config: AwsLambdaConfig) => {
+  const uri = config.proxy_url;
+  return uri === null ? null : clients.of(ctx.runtime).get(uri, () => new ProxyAgent({ uri, requestTls: { rejectUnauthorized: false } }));
+};
 
 /** Lambda's proxy-integration answer (`statusCode`, `headers`, `multiValueHeaders`, `body`, `isBase64Encoded`). */
 function proxyIntegration(text: string): PluginResponse | string {
@@ -58,7 +63,7 @@ async function invoke(ctx: PluginContext, config: AwsLambdaConfig): Promise<Plug
   let res: Dispatcher.ResponseData;
   try {
     const signed = await signAwsRequest({ url, method: 'POST', headers, body }, 'lambda', region, credentials);
-    const proxy = proxies(config);
+    const proxy = proxyFor(ctx, config);
     res = await request(url, { method: 'POST', headers: signed, body, headersTimeout: config.timeout, bodyTimeout: config.timeout, ...(proxy !== null ? { dispatcher: proxy } : {}) });
   } catch (err) {
     return log('the function could not be invoked', { reason: err instanceof Error ? err.message : String(err) }), UNEXPECTED;
@@ -88,5 +93,6 @@ export const awsLambda = definePlugin<AwsLambdaConfig, unknown>({
   checkConfig: checkAwsLambdaConfig,
   auth: false,
   noConsumer: false,
+  init: clients.init,
   access: invoke,
 });
