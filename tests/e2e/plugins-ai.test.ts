@@ -1,6 +1,7 @@
 // The AI gateway plugins through real processes in both topologies: ai-proxy in front of local stand-ins that speak
 // OpenAI's and Anthropic's wire formats (request shapes checked there), streaming relayed event by event, Kong's
 // request checks and messages, token statistics in the log entries, and the prompt decorator, guard and template.
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
   let provider: LlmStandIn;
   let dir: string;
   const logFile = () => join(dir, 'ai-log.json');
+  const nativeLog = () => join(dir, 'native-log.json');
+  const nativeEntries = () => (existsSync(nativeLog()) ? readFileSync(nativeLog(), 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)) : []);
 
   async function adminJson(path: string, body: unknown): Promise<{ status: number; body: any }> {
     const res = await fetch(`${topology.adminUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -62,10 +65,14 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), `gh-e2e-ai-${name}-`));
     service = await startEchoUpstream();
-    provider = await startLlmStandIn();
+    // a Google Cloud service account whose key pair the test makes; the stand-in's token endpoint checks its assertions
+    const keys = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    provider = await startLlmStandIn({ gcpPublicKey: keys.publicKey });
+    const serviceAccount = JSON.stringify({ type: 'service_account', project_id: 'stand-in-project', private_key_id: 'key-1', private_key: keys.privateKey, client_email: 'gateway@stand-in-project.iam.gserviceaccount.com', token_uri: `${provider.url}/oauth2/token` });
     // the embedded node gets the shared Redis too, so token budgets with the `redis` policy are tried in both topologies
-    // the provider key of the first route is a vault reference, resolved from each data plane's environment
-    const dataPlaneEnv = { AI_PROVIDER_KEY: 'Bearer provider-secret' };
+    // the provider key of the first route is a vault reference, resolved from each data plane's environment; the
+    // service account and Bedrock's keys are there too, for the routes configured without them
+    const dataPlaneEnv = { AI_PROVIDER_KEY: 'Bearer provider-secret', GCP_SERVICE_ACCOUNT: serviceAccount, AWS_ACCESS_KEY_ID: BEDROCK_KEY_ID, AWS_SECRET_ACCESS_KEY: BEDROCK_SECRET, AWS_SESSION_TOKEN: '', AWS_WEB_IDENTITY_TOKEN_FILE: '' };
     topology = await startTopology(name, name === 'embedded' ? { dataPlaneEnv, env: { REDIS_URL: 'redis://127.0.0.1:6379', GATEHOUSE_REDIS_PREFIX: `e2e-ai-${process.pid}-${Date.now()}:`, GATEHOUSE_CLUSTER_SECRET: 'e2e-ai-cluster-secret-0123456789abcdef0123' } } : { dataPlaneEnv });
     await routeWith('openai', [openai({ auth: { header_name: 'Authorization', header_value: '{vault://env/ai-provider-key}' } })]);
     await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }, { name: 'prometheus', config: { ai_metrics: true } }]);
@@ -88,6 +95,13 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     await routeWith('ollama', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'llama2', name: 'llama3', options: { llama2_format: 'ollama', upstream_url: `${provider.url}/api/chat`, temperature: 0.5 } } } }]);
     await routeWith('gemini', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { param_name: 'key', param_value: 'gemini-key', param_location: 'query' }, model: { provider: 'gemini', name: 'gemini-1.5-flash', options: { upstream_url: `${provider.url}/v1beta/models/gemini-1.5-flash:generateContent`, max_tokens: 64 } } } }]);
     await routeWith('bedrock', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { aws_access_key_id: BEDROCK_KEY_ID, aws_secret_access_key: BEDROCK_SECRET }, model: { provider: 'bedrock', name: 'amazon.nova-lite-v1', options: { upstream_url: provider.url, bedrock: { aws_region: 'eu-west-1' } } } } }]);
+    const geminiModel = { provider: 'gemini', name: 'gemini-1.5-flash', options: { upstream_url: `${provider.url}/v1beta/models/gemini-1.5-flash:generateContent` } };
+    await routeWith('gemini-sa', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { gcp_use_service_account: true, gcp_service_account_json: serviceAccount }, model: geminiModel } }]);
+    await routeWith('gemini-sa-env', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', auth: { gcp_use_service_account: true }, model: geminiModel } }]);
+    await routeWith('bedrock-env', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'bedrock', name: 'amazon.nova-lite-v1', options: { upstream_url: provider.url, bedrock: { aws_region: 'eu-west-1' } } } } }]);
+    const nativeLogging = { name: 'file-log', config: { path: nativeLog() } };
+    await routeWith('gemini-native', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', llm_format: 'gemini', auth: { param_name: 'key', param_value: 'gemini-key', param_location: 'query' }, model: geminiModel, logging: { log_statistics: true } } }, nativeLogging]);
+    await routeWith('bedrock-native', [{ name: 'ai-proxy', config: { route_type: 'llm/v1/chat', llm_format: 'bedrock', auth: { aws_access_key_id: BEDROCK_KEY_ID, aws_secret_access_key: BEDROCK_SECRET }, model: { provider: 'bedrock', options: { upstream_url: provider.url, bedrock: { aws_region: 'eu-west-1' } } }, logging: { log_statistics: true } } }, nativeLogging]);
     const hf = (routeType: string) => ({ name: 'ai-proxy', config: { route_type: routeType, auth: { header_name: 'Authorization', header_value: 'Bearer hf-key' }, model: { provider: 'huggingface', name: 'tiny-model', options: { upstream_url: `${provider.url}/hf/tiny-model`, huggingface: { wait_for_model: true } } } } });
     await routeWith('hf-chat', [hf('llm/v1/chat')]);
     await routeWith('hf-text', [hf('llm/v1/completions')]);
@@ -346,6 +360,72 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
   });
 
+  it("authenticates to Gemini with a service account's OAuth2 token, from the config or GCP_SERVICE_ACCOUNT, fetched once per data plane", async () => {
+    for (const dp of topology.dataPlanes) {
+      for (const route of ['gemini-sa', 'gemini-sa-env', 'gemini-sa']) {
+        const before = provider.seen.length;
+        const res = await post(`${dp.proxyUrl}/${route}`, chat(`hola ${route}`));
+        expect(res.status).toBe(200);
+        expect(res.body.choices[0].message.content).toBe(`echo: hola ${route}`);
+        const seen = provider.seen[before]!;
+        expect(seen.path).toBe('/v1beta/models/gemini-1.5-flash:generateContent');
+        expect(seen.headers.authorization).toBe(`Bearer ${provider.issuedTokens.at(-1)}`);
+      }
+    }
+    // one token per data plane process: the account is the same, the token is kept until shortly before it expires
+    expect(provider.issuedTokens.length).toBe(topology.dataPlanes.length);
+  });
+
+  it('signs Bedrock calls with the credentials in the environment when the config has none', async () => {
+    for (const dp of topology.dataPlanes) {
+      const before = provider.seen.length;
+      const res = await post(`${dp.proxyUrl}/bedrock-env`, chat('hi env'));
+      expect(res.status).toBe(200);
+      expect(res.body.choices[0].message.content).toBe('echo: hi env');
+      expect(provider.seen[before]!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDSTANDIN0000\/\d{8}\/eu-west-1\/bedrock\/aws4_request, /);
+    }
+  });
+
+  it("speaks Gemini's own format to the client with llm_format gemini, and logs its token counts", async () => {
+    const dp = topology.dataPlanes[0]!;
+    const native = { contents: [{ role: 'user', parts: [{ text: 'native hola' }] }], systemInstruction: { parts: [{ text: 'Be kind.' }] }, generationConfig: { maxOutputTokens: 32 } };
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/gemini-native/v1beta/models/gemini-1.5-flash:generateContent`, native);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ candidates: [{ content: { role: 'model', parts: [{ text: 'echo: native hola' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 2, totalTokenCount: 9 } });
+    expect(provider.seen[before]!).toMatchObject({ path: '/v1beta/models/gemini-1.5-flash:generateContent?key=gemini-key', body: native });
+    await waitUntil('the native call logged', () => nativeEntries().length === 1);
+    expect(nativeEntries()[0].ai.proxy).toMatchObject({ meta: { provider_name: 'gemini', request_model: 'gemini-1.5-flash' }, usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } });
+    const streamedRes = await fetch(`${dp.proxyUrl}/gemini-native/v1beta/models/gemini-1.5-flash:streamGenerateContent?alt=sse`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(native) });
+    expect(streamedRes.status).toBe(200);
+    const frames = (await streamedRes.text()).split('\r\n\r\n').filter((f) => f.startsWith('data: ')).map((f) => JSON.parse(f.slice(6)));
+    expect(frames.map((f) => f.candidates[0].content.parts[0].text).join('')).toBe('echo: native hola ');
+    expect(provider.seen.at(-1)!.path).toBe('/v1beta/models/gemini-1.5-flash:generateContent?alt=sse&key=gemini-key');
+    await waitUntil('the native stream logged', () => nativeEntries().length === 2);
+    expect(nativeEntries()[1].ai.proxy.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 2 });
+  });
+
+  it("speaks Bedrock's Converse format to the client with llm_format bedrock, whole and as AWS's event stream", async () => {
+    const dp = topology.dataPlanes.at(-1)!;
+    const native = { messages: [{ role: 'user', content: [{ text: 'native aws' }] }], system: [{ text: 'Be brief.' }], inferenceConfig: { maxTokens: 20 } };
+    const before = provider.seen.length;
+    const res = await post(`${dp.proxyUrl}/bedrock-native/model/amazon.nova-lite-v1/converse`, native);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ output: { message: { role: 'assistant', content: [{ text: 'echo: native aws' }] } }, stopReason: 'end_turn', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, metrics: { latencyMs: 5 } });
+    expect(provider.seen[before]!).toMatchObject({ path: '/model/amazon.nova-lite-v1/converse', body: native });
+    const streamedRes = await fetch(`${dp.proxyUrl}/bedrock-native/model/amazon.nova-lite-v1/converse-stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(native) });
+    expect(streamedRes.status).toBe(200);
+    expect(streamedRes.headers.get('content-type')).toBe('application/vnd.amazon.eventstream');
+    const bytes = Buffer.from(await streamedRes.arrayBuffer()).toString('latin1');
+    expect(bytes).toContain('contentBlockDelta');
+    expect(bytes).toContain('"text":"native "');
+    expect(provider.seen.at(-1)!.path).toBe('/model/amazon.nova-lite-v1/converse-stream');
+    await waitUntil('both bedrock calls logged', () => nativeEntries().filter((e) => e.ai?.proxy?.meta?.provider_name === 'bedrock').length === 2);
+    for (const entry of nativeEntries().filter((e) => e.ai.proxy.meta.provider_name === 'bedrock')) {
+      expect(entry.ai.proxy).toMatchObject({ meta: { request_model: 'amazon.nova-lite-v1', response_model: 'amazon.nova-lite-v1' }, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    }
+  });
+
   it("translates to and from Hugging Face's Inference API, chat and text generation", async () => {
     const dp = topology.dataPlanes[0]!;
     const before = provider.seen.length;
@@ -383,6 +463,8 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     expect(backtracking.status).toBe(400);
     const completions = await adminJson('/plugins', { name: 'ai-request-transformer', config: { prompt: 'p', llm: { route_type: 'llm/v1/completions', model: { provider: 'openai' } } } });
     expect(completions.body.fields['@entity']).toEqual(["'config.llm.route_type' must be 'llm/v1/chat' for AI transformer plugins"]);
+    const nativeMismatch = await adminJson('/plugins', { ...openai({ llm_format: 'gemini' }) });
+    expect(nativeMismatch.body.fields['@entity']).toEqual(["native llm_format 'gemini' can only be used with the 'gemini' model.provider"]);
     const noPeriod = await adminJson('/plugins', { ...openai({ token_limits: { policy: 'local' } }) });
     expect(noPeriod.body.fields.config.token_limits).toBe("at least one of these fields must be non-empty: 'minute', 'hour', 'day'");
   });

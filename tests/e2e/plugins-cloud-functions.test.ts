@@ -1,69 +1,20 @@
 // aws-lambda and azure-functions through real processes in both topologies, against local stand-ins: a Lambda Invoke
 // endpoint that checks the AWS Signature V4 of every call (independently of the signer the gateway uses), an EC2
-// instance metadata service (IMDS v2) handing out temporary credentials, and an Azure Functions host.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// instance metadata service (IMDS v2) handing out temporary credentials, STS for assumed roles, and an Azure Functions
+// host; Bedrock through ai-proxy signs with the same credential chain.
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { cleanUp } from './support/helpers';
 import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
-import { sigV4Problem } from './support/aws-sigv4';
+import { ASSUMED_ROLE, lambdaStandIn, listen, startStsStandIn, type Invocation, type StsStandIn } from './support/aws-stand-ins';
+import { startLlmStandIn, type LlmStandIn } from './support/llm-stand-ins';
 
 const KEY_ID = 'AKIDLAMBDA0000';
 const SECRET = 'lambda-stand-in-secret/0123456789';
 const IMDS_KEY_ID = 'ASIAINSTANCEROLE00';
 const IMDS_SECRET = 'instance-role-secret/abcdef';
 const IMDS_TOKEN = 'instance-session-token';
-
-interface Invocation {
-  functionName: string;
-  query: URLSearchParams;
-  headers: IncomingMessage['headers'];
-  payload: any;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
-
-/** Lambda's Invoke API: `echo` answers the payload, `proxy` an API Gateway proxy answer, `crash` an unhandled error. */
-function lambdaStandIn(invocations: Invocation[]): Server {
-  return createServer((req, res) => {
-    void readBody(req).then((raw) => {
-      const url = new URL(req.url ?? '/', 'http://stand-in');
-      const m = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
-      const fromInstance = String(req.headers.authorization ?? '').includes(IMDS_KEY_ID);
-      const problem = sigV4Problem(req, raw, fromInstance ? { keyId: IMDS_KEY_ID, secret: IMDS_SECRET, service: 'lambda', sessionToken: IMDS_TOKEN } : { keyId: KEY_ID, secret: SECRET, service: 'lambda' });
-      if (m === null || problem !== null) {
-        res.writeHead(403, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ Message: problem ?? 'no such function' }));
-        return;
-      }
-      const payload = JSON.parse(raw.toString('utf8'));
-      invocations.push({ functionName: decodeURIComponent(m[1]!), query: url.searchParams, headers: req.headers, payload });
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' };
-      if (m[1] === 'proxy') {
-        res.writeHead(200, headers);
-        res.end(JSON.stringify({ statusCode: 201, headers: { 'x-from-lambda': 'yes' }, body: Buffer.from('made by lambda').toString('base64'), isBase64Encoded: true }));
-      } else if (m[1] === 'crash') {
-        res.writeHead(200, { ...headers, 'x-amz-function-error': 'Unhandled' });
-        res.end(JSON.stringify({ errorMessage: 'boom' }));
-      } else {
-        res.writeHead(200, headers);
-        res.end(JSON.stringify({ got: payload }));
-      }
-    });
-  });
-}
 
 /** IMDS v2: a session token by PUT, then the role's name and its temporary credentials with that token. */
 function imdsStandIn(): Server {
@@ -91,6 +42,8 @@ describe.each(TOPOLOGIES)('aws-lambda and azure-functions (%s)', (name) => {
   let lambda: Server;
   let imds: Server;
   let azure: EchoUpstream;
+  let sts: StsStandIn;
+  let bedrock: LlmStandIn;
   const invocations: Invocation[] = [];
 
   async function created(path: string, body: unknown): Promise<any> {
@@ -108,7 +61,9 @@ describe.each(TOPOLOGIES)('aws-lambda and azure-functions (%s)', (name) => {
 
   beforeAll(async () => {
     service = await startEchoUpstream();
-    lambda = lambdaStandIn(invocations);
+    lambda = lambdaStandIn(invocations, [{ keyId: KEY_ID, secret: SECRET }, { keyId: IMDS_KEY_ID, secret: IMDS_SECRET, sessionToken: IMDS_TOKEN }]);
+    sts = await startStsStandIn([{ keyId: KEY_ID, secret: SECRET }]);
+    bedrock = await startLlmStandIn({ awsCredentials: [{ keyId: IMDS_KEY_ID, secret: IMDS_SECRET, sessionToken: IMDS_TOKEN }] });
     imds = imdsStandIn();
     azure = await startEchoUpstream();
     const lambdaUrl = new URL(await listen(lambda));
@@ -123,6 +78,10 @@ describe.each(TOPOLOGIES)('aws-lambda and azure-functions (%s)', (name) => {
     await routeWith('lambda-proxy', { name: 'aws-lambda', config: { ...target, ...keys, function_name: 'proxy', is_proxy_integration: true } });
     await routeWith('lambda-crash', { name: 'aws-lambda', config: { ...target, ...keys, function_name: 'crash', unhandled_status: 412 } });
     await routeWith('lambda-role', { name: 'aws-lambda', config: { ...target, function_name: 'echo', aws_imds_protocol_version: 'v2' } });
+    const assume = (role: string) => ({ aws_assume_role_arn: `arn:aws:iam::123456789012:role/${role}`, aws_role_session_name: 'gateway-session', aws_sts_endpoint_url: sts.url });
+    await routeWith('lambda-assume', { name: 'aws-lambda', config: { ...target, ...keys, function_name: 'echo', ...assume('invoker') } });
+    await routeWith('lambda-forbidden', { name: 'aws-lambda', config: { ...target, ...keys, function_name: 'echo', ...assume('forbidden') } });
+    await routeWith('bedrock-role', { name: 'ai-proxy', config: { route_type: 'llm/v1/chat', model: { provider: 'bedrock', name: 'amazon.nova-lite-v1', options: { upstream_url: bedrock.url, bedrock: { aws_region: 'eu-west-1' } } } } });
     // `127` + `.` + `0.0.1:<port>`: Kong's appname.hostdomain naming a local Functions host on its own port
     await routeWith('azure', { name: 'azure-functions', config: { appname: '127', hostdomain: `0.0.1:${new URL(azure.url).port}`, https: false, functionname: 'hello', apikey: 'functions-key', clientid: 'client-1' } });
     await topology.converge();
@@ -135,6 +94,8 @@ describe.each(TOPOLOGIES)('aws-lambda and azure-functions (%s)', (name) => {
       () => azure?.close(),
       () => new Promise<void>((resolve) => lambda?.close(() => resolve())),
       () => new Promise<void>((resolve) => imds?.close(() => resolve())),
+      () => sts?.close(),
+      () => bedrock?.close(),
     );
   });
 
@@ -193,6 +154,43 @@ describe.each(TOPOLOGIES)('aws-lambda and azure-functions (%s)', (name) => {
       expect(res.status).toBe(200);
       expect(String(invocations[before]!.headers.authorization)).toContain(`Credential=${IMDS_KEY_ID}/`);
       expect(invocations[before]!.headers['x-amz-security-token']).toBe(IMDS_TOKEN);
+    }
+  });
+
+  it('signs with the role assumed through STS (aws_assume_role_arn), asked once per data plane with the configured keys', async () => {
+    for (const dp of topology.dataPlanes) {
+      for (let i = 0; i < 2; i++) {
+        const before = invocations.length;
+        const res = await post(`${dp.proxyUrl}/lambda-assume`, '{}');
+        expect(res.status).toBe(200);
+        expect(String(invocations[before]!.headers.authorization)).toContain(`Credential=${ASSUMED_ROLE.keyId}/`);
+        expect(invocations[before]!.headers['x-amz-security-token']).toBe(ASSUMED_ROLE.sessionToken);
+      }
+    }
+    const asked = sts.calls.filter((c) => c.params.get('RoleArn') === 'arn:aws:iam::123456789012:role/invoker');
+    expect(asked.length).toBe(topology.dataPlanes.length);
+    for (const call of asked) {
+      expect(call).toMatchObject({ action: 'AssumeRole', signedBy: KEY_ID });
+      expect(call.params.get('RoleSessionName')).toBe('gateway-session');
+    }
+  });
+
+  it('answers 500 when STS refuses the role, without calling the function', async () => {
+    const before = invocations.length;
+    const res = await post(`${topology.dataPlanes[0]!.proxyUrl}/lambda-forbidden`, '{}');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ message: 'An unexpected error occurred' });
+    expect(invocations.length).toBe(before);
+  });
+
+  it('signs Bedrock calls (ai-proxy) with the instance role when neither the config nor the environment has keys', async () => {
+    for (const dp of topology.dataPlanes) {
+      const before = bedrock.seen.length;
+      const res = await post(`${dp.proxyUrl}/bedrock-role`, JSON.stringify({ messages: [{ role: 'user', content: 'hi role' }] }));
+      expect(res.status).toBe(200);
+      expect(res.body.choices[0].message.content).toBe('echo: hi role');
+      expect(String(bedrock.seen[before]!.headers.authorization)).toContain(`Credential=${IMDS_KEY_ID}/`);
+      expect(bedrock.seen[before]!.headers['x-amz-security-token']).toBe(IMDS_TOKEN);
     }
   });
 

@@ -5,7 +5,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { sigV4Problem } from './aws-sigv4';
+import { ASSUMED_ROLE, WEB_IDENTITY_ROLE, expectationFor } from './aws-stand-ins';
 import type { AddressInfo } from 'node:net';
 
 export interface SeenRequest {
@@ -22,6 +24,15 @@ export interface LlmStandIn {
   /** streams wait for release() after their first events */
   holdStreams: boolean;
   close(): Promise<void>;
+  /** access tokens issued by the OAuth2 token endpoint at `/oauth2/token` (Google's service-account grant) */
+  issuedTokens: string[];
+}
+
+export interface LlmStandInOptions {
+  /** the public key service-account assertions are verified with (PEM); without it the token endpoint refuses all */
+  gcpPublicKey?: string;
+  /** AWS credentials Bedrock calls may be signed with, besides BEDROCK_KEY_ID and the STS stand-in's roles */
+  awsCredentials?: Array<{ keyId: string; secret: string; sessionToken?: string }>;
 }
 
 function problem(res: ServerResponse, status: number, message: string): void {
@@ -35,7 +46,24 @@ function replyTo(messages: any[]): string {
   return `echo: ${typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content)}`;
 }
 
-export async function startLlmStandIn(): Promise<LlmStandIn> {
+/** Google's OAuth2 token endpoint for the JWT bearer grant (RFC 7523): an RS256 assertion checked with `key`. */
+function tokenProblem(form: URLSearchParams, key: KeyObject | null, audience: string): string | null {
+  if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return 'unsupported grant_type';
+  const parts = (form.get('assertion') ?? '').split('.');
+  if (parts.length !== 3 || key === null) return 'malformed assertion';
+  const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8'));
+  const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+  if (header.alg !== 'RS256') return `alg ${header.alg}`;
+  if (!verify('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2]!, 'base64url'))) return 'invalid signature';
+  const now = Math.floor(Date.now() / 1000);
+  if (claims.iss !== 'gateway@stand-in-project.iam.gserviceaccount.com' || claims.aud !== audience || claims.scope !== 'https://www.googleapis.com/auth/cloud-platform') return 'wrong iss, aud or scope';
+  if (!(claims.exp > now && claims.iat <= now + 5 && claims.exp - claims.iat <= 3600)) return 'wrong iat or exp';
+  return null;
+}
+
+export async function startLlmStandIn(options: LlmStandInOptions = {}): Promise<LlmStandIn> {
+  const gcpKey = options.gcpPublicKey !== undefined ? createPublicKey(options.gcpPublicKey) : null;
+  const awsKnown = [{ keyId: BEDROCK_KEY_ID, secret: BEDROCK_SECRET }, ...[ASSUMED_ROLE, WEB_IDENTITY_ROLE].map((c) => ({ keyId: c.keyId, secret: c.secret, sessionToken: c.sessionToken })), ...(options.awsCredentials ?? [])];
   let releaseHeld: () => void = () => undefined;
   let held = new Promise<void>((resolve) => (releaseHeld = resolve));
   const state: LlmStandIn = {
@@ -44,6 +72,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     holdStreams: false,
     release: () => releaseHeld(),
     close: () => new Promise((resolve) => server.close(() => resolve())),
+    issuedTokens: [],
   };
 
   async function openai(req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
@@ -123,7 +152,8 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
 
   async function gemini(req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    if (url.searchParams.get('key') === null) return problem(res, 403, 'API key not valid');
+    const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    if (url.searchParams.get('key') === null && (bearer === undefined || !state.issuedTokens.includes(bearer))) return problem(res, 403, 'API key not valid');
     if (!Array.isArray(body.contents) || body.contents.some((c: any) => (c.role !== 'user' && c.role !== 'model') || !Array.isArray(c.parts))) return problem(res, 400, 'contents need role user|model and parts');
     const last = [...body.contents].reverse().find((c: any) => c.role === 'user');
     const text = `echo: ${last?.parts?.[0]?.text ?? ''}`;
@@ -141,7 +171,8 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
   }
 
   async function bedrock(req: IncomingMessage, res: ServerResponse, body: any, raw: Buffer): Promise<void> {
-    const problemWithSignature = sigV4Problem(req, raw, { keyId: BEDROCK_KEY_ID, secret: BEDROCK_SECRET, service: 'bedrock' });
+    const expected = expectationFor(req, 'bedrock', awsKnown);
+    const problemWithSignature = expected === null ? `unknown access key in ${String(req.headers.authorization)}` : sigV4Problem(req, raw, expected);
     if (problemWithSignature !== null) return problem(res, 403, problemWithSignature);
     if (!Array.isArray(body.messages) || body.messages.some((m: any) => (m.role !== 'user' && m.role !== 'assistant') || !Array.isArray(m.content))) return problem(res, 400, 'messages need role user|assistant and content blocks');
     const last = [...body.messages].reverse().find((m: any) => m.role === 'user');
@@ -189,6 +220,13 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     req.on('end', () => {
       let body: any = null;
       const raw = Buffer.concat(chunks);
+      if (req.url === '/oauth2/token') {
+        const refused = tokenProblem(new URLSearchParams(raw.toString('utf8')), gcpKey, `${state.url}/oauth2/token`);
+        res.writeHead(refused === null ? 200 : 400, { 'content-type': 'application/json' });
+        if (refused !== null) return res.end(JSON.stringify({ error: 'invalid_grant', error_description: refused }));
+        state.issuedTokens.push(`ya29.stand-in-${state.issuedTokens.length + 1}`);
+        return res.end(JSON.stringify({ access_token: state.issuedTokens.at(-1), expires_in: 3599, token_type: 'Bearer' }));
+      }
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {

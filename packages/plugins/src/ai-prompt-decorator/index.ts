@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { definePlugin } from '../contract';
-import { aiError, readAiRequest, writeAiRequest } from '../ai/llm-request';
+import { aiError, writeAiRequest } from '../ai/llm-request';
+import { defineAiPlugin, onAiRequest } from '../ai/ai-plugin';
 
 const between = 'length must be at most 500';
 const prompt = z
@@ -21,22 +21,17 @@ export const aiPromptDecoratorConfigSchema = z
 export type AiPromptDecoratorConfig = z.infer<typeof aiPromptDecoratorConfigSchema>;
 
 /** Chat messages added before and after the client's (Kong's priority 772, before ai-proxy). */
-export const aiPromptDecorator = definePlugin<AiPromptDecoratorConfig, unknown>({
+export const aiPromptDecorator = defineAiPlugin<AiPromptDecoratorConfig>({
   name: 'ai-prompt-decorator',
   priority: 772,
-  version: '3.9.0',
   configSchema: aiPromptDecoratorConfigSchema,
   checkConfig: (config) =>
     config.prompts.prepend === null && config.prompts.append === null
       ? { '@entity': "at least one of these fields must be non-empty: 'config.prompts.prepend', 'config.prompts.append'" }
       : null,
-  auth: false,
-  noConsumer: false,
-  async access(ctx, config) {
-    const request = await readAiRequest(ctx, config.max_request_body_size);
-    if (request === null) return aiError(400, 'this LLM route only supports application/json requests');
+  access: onAiRequest((ctx, config: AiPromptDecoratorConfig, request) => {
     if (!Array.isArray(request.messages) || request.messages.length < 1) return aiError(400, 'this LLM route only supports llm/chat type requests');
     const copy = (list: AiPromptDecoratorConfig['prompts']['append']) => (list ?? []).map((m) => ({ role: m.role, content: m.content }));
     writeAiRequest(ctx, { ...request, messages: [...copy(config.prompts.prepend), ...(request.messages as unknown[]), ...copy(config.prompts.append)] });
-  },
+  }),
 });

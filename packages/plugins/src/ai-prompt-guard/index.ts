@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { compileLinearRegex, linearRegexError, type LinearRegex } from '@gatehouse/core';
-import { definePlugin } from '../contract';
-import { aiError, readAiRequest } from '../ai/llm-request';
+import { aiError } from '../ai/llm-request';
+import { defineAiPlugin, onAiRequest } from '../ai/ai-plugin';
 import type { JsonObject } from '../ai/providers';
 
 const pattern = z
@@ -54,10 +54,9 @@ function regexes(list: readonly string[]): LinearRegex[] {
 }
 
 /** Allow and deny patterns over the prompts, in linear time (Kong's priority 771); a refusal says only "bad request". */
-export const aiPromptGuard = definePlugin<AiPromptGuardConfig, unknown>({
+export const aiPromptGuard = defineAiPlugin<AiPromptGuardConfig>({
   name: 'ai-prompt-guard',
   priority: 771,
-  version: '3.9.0',
   configSchema: aiPromptGuardConfigSchema,
   checkConfig(config): Record<string, string> | null {
     if (config.allow_patterns === null && config.deny_patterns === null) {
@@ -68,15 +67,11 @@ export const aiPromptGuard = definePlugin<AiPromptGuardConfig, unknown>({
     }
     return null;
   },
-  auth: false,
-  noConsumer: false,
-  async access(ctx, config) {
-    const request = await readAiRequest(ctx, config.max_request_body_size);
-    if (request === null) return aiError(400, 'this LLM route only supports application/json requests');
+  access: onAiRequest((_ctx, config: AiPromptGuardConfig, request) => {
     const prompts = collectPrompts(request, config);
     if (typeof prompts !== 'string') return aiError(400, 'bad request');
     if (config.deny_patterns !== null && regexes(config.deny_patterns).some((re) => re.test(prompts))) return aiError(400, 'bad request');
     if (config.allow_patterns === null || config.allow_patterns.length === 0) return;
     if (!regexes(config.allow_patterns).some((re) => re.test(prompts))) return aiError(400, 'bad request');
-  },
+  }),
 });

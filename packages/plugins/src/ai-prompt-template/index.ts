@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { definePlugin } from '../contract';
-import { aiError, readAiRequest, writeAiRequest } from '../ai/llm-request';
+import type { PluginContext } from '../contract';
+import { aiError, writeAiRequest } from '../ai/llm-request';
+import { defineAiPlugin, onAiRequest } from '../ai/ai-plugin';
 import { parseObject } from '../ai/openai-format';
 
 export const aiPromptTemplateConfigSchema = z
@@ -29,35 +30,38 @@ export function renderTemplate(template: string, properties: unknown): string | 
   return rendered;
 }
 
+/** With `log_original_request`, the body as the client sent it goes to the log entries' `ai.payload`. */
+async function logOriginal(ctx: PluginContext, config: AiPromptTemplateConfig): Promise<void> {
+  if (!config.log_original_request) return;
+  const raw = await ctx.req.readBody();
+  const ai = (ctx.logValues?.get('ai') as Record<string, unknown> | undefined) ?? {};
+  ai.payload = { original_request: raw.subarray(0, config.max_request_body_size).toString('utf8') };
+  ctx.logValues?.set('ai', ai);
+}
+
+const fillTemplate = onAiRequest((ctx, config: AiPromptTemplateConfig, request) => {
+  const { messages, prompt } = request;
+  if (messages !== undefined && prompt !== undefined) return aiError(400, "cannot run 'messages' and 'prompt' templates at the same time");
+  const reference = messages ?? prompt;
+  if (reference === undefined) return aiError(400, "only 'llm/v1/chat' and 'llm/v1/completions' formats are supported for templating");
+  const name = typeof reference === 'string' && reference.startsWith('{template://') && reference.endsWith('}') ? reference.slice(12, -1) : null;
+  if (name === null) return config.allow_untemplated_requests ? undefined : aiError(400, 'this LLM route only supports templated requests');
+  const template = config.templates.find((t) => t.name === name);
+  if (template === undefined) return aiError(400, `could not find template name [${name}]`);
+  const rendered = renderTemplate(template.template, request.properties ?? {});
+  if (typeof rendered !== 'string') return aiError(400, rendered.error);
+  const body = parseObject(rendered);
+  if (body !== null) writeAiRequest(ctx, body);
+  else ctx.upstream.setBody(Buffer.from(rendered), 'application/json');
+});
+
 /** `{template://name}` in `messages` or `prompt` replaced by a configured template (Kong's priority 773). */
-export const aiPromptTemplate = definePlugin<AiPromptTemplateConfig, unknown>({
+export const aiPromptTemplate = defineAiPlugin<AiPromptTemplateConfig>({
   name: 'ai-prompt-template',
   priority: 773,
-  version: '3.9.0',
   configSchema: aiPromptTemplateConfigSchema,
-  auth: false,
-  noConsumer: false,
   async access(ctx, config) {
-    if (config.log_original_request) {
-      const raw = await ctx.req.readBody();
-      const ai = (ctx.logValues?.get('ai') as Record<string, unknown> | undefined) ?? {};
-      ai.payload = { original_request: raw.subarray(0, config.max_request_body_size).toString('utf8') };
-      ctx.logValues?.set('ai', ai);
-    }
-    const request = await readAiRequest(ctx, config.max_request_body_size);
-    if (request === null) return aiError(400, 'this LLM route only supports application/json requests');
-    const { messages, prompt } = request;
-    if (messages !== undefined && prompt !== undefined) return aiError(400, "cannot run 'messages' and 'prompt' templates at the same time");
-    const reference = messages ?? prompt;
-    if (reference === undefined) return aiError(400, "only 'llm/v1/chat' and 'llm/v1/completions' formats are supported for templating");
-    const name = typeof reference === 'string' && reference.startsWith('{template://') && reference.endsWith('}') ? reference.slice(12, -1) : null;
-    if (name === null) return config.allow_untemplated_requests ? undefined : aiError(400, 'this LLM route only supports templated requests');
-    const template = config.templates.find((t) => t.name === name);
-    if (template === undefined) return aiError(400, `could not find template name [${name}]`);
-    const rendered = renderTemplate(template.template, request.properties ?? {});
-    if (typeof rendered !== 'string') return aiError(400, rendered.error);
-    const body = parseObject(rendered);
-    if (body !== null) writeAiRequest(ctx, body);
-    else ctx.upstream.setBody(Buffer.from(rendered), 'application/json');
+    await logOriginal(ctx, config);
+    return fillTemplate(ctx, config);
   },
 });

@@ -4,12 +4,11 @@ import { aiError, hasPrompts, readAiRequest, requestFormat } from '../ai/llm-req
 import { formatOf, providerUrl, type JsonObject, type ProviderFormat } from '../ai/providers';
 import { LlmStatistics } from '../ai/statistics';
 import { authenticate } from '../ai/llm-call';
-import { eventTransform, sseFramer } from '../ai/sse';
+import { NATIVE_FORMATS, type NativeFormat } from '../ai/native-formats';
+import { answer } from './answer';
 import { TokenBudget } from '../ai/token-limits';
 import type { LlmAuth, LlmModel } from '../ai/llm-schema';
 import type { AiProxyConfig } from './schema';
-
-type ChatRouteType = Exclude<AiProxyConfig['route_type'], 'preserve'>;
 
 /** One provider and model the request may go to: the configured one, then each fallback in order. */
 interface Target {
@@ -36,7 +35,7 @@ function checkRequest(request: JsonObject, config: AiProxyConfig): { requested: 
 }
 
 /** The provider's request for one target: its URL, headers and body, or the 400 answer when it cannot be built. */
-function prepare(ctx: PluginContext, config: AiProxyConfig, target: Target, request: JsonObject, stream: boolean): { url: URL; headers: Record<string, string>; body: JsonObject; format: ProviderFormat | null } | PluginResponse {
+function prepare(ctx: PluginContext, config: AiProxyConfig, target: Target, request: JsonObject, stream: boolean, nativeBody: JsonObject | null): { url: URL; headers: Record<string, string>; body: JsonObject; format: ProviderFormat | null } | PluginResponse {
   const targetConfig = { ...config, model: target.model, auth: target.auth };
   const url = providerUrl(targetConfig, config.route_type, stream);
   if (url === null) return aiError(400, `no default endpoint for provider ${target.model.provider}: set model.options.upstream_url`);
@@ -45,10 +44,13 @@ function prepare(ctx: PluginContext, config: AiProxyConfig, target: Target, requ
   if (config.route_type !== 'preserve') {
     const found = formatOf(targetConfig);
     if (typeof found === 'string') return aiError(400, found);
-    const translated = found.toProvider(stream ? { ...request, stream: true } : request, target.model, config.route_type);
-    if (typeof translated === 'string') return aiError(400, `error transforming to ${target.model.provider}://${config.route_type}`);
     format = found;
-    body = translated;
+    if (nativeBody !== null) body = { ...nativeBody };
+    else {
+      const translated = found.toProvider(stream ? { ...request, stream: true } : request, target.model, config.route_type);
+      if (typeof translated === 'string') return aiError(400, `error transforming to ${target.model.provider}://${config.route_type}`);
+      body = translated;
+    }
   }
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...(format?.headers?.(target.model) ?? {}) };
   authenticate(target.auth, url, headers, body, {
@@ -72,8 +74,11 @@ const triesNext = (status: number) => status === 429 || status >= 500;
  * consumer whose tokens are spent gets 429 before any provider is called.
  */
 export async function aiProxyAccess(ctx: PluginContext, config: AiProxyConfig): Promise<PluginResponse> {
-  const request = await readAiRequest(ctx, config.max_request_body_size);
-  if (request === null) return aiError(400, 'content-type header does not match request body, or bad JSON formatting');
+  const body = await readAiRequest(ctx, config.max_request_body_size);
+  if (body === null) return aiError(400, 'content-type header does not match request body, or bad JSON formatting');
+  // a native-format client (llm_format): its body goes to the provider as sent; the checks read it in OpenAI's format
+  const native: NativeFormat | null = config.llm_format === 'openai' ? null : NATIVE_FORMATS[config.llm_format];
+  const request = native === null ? body : native.toOpenai(body, ctx.req.path, ctx.req.uriCaptures?.named ?? {});
   const checked = checkRequest(request, config);
   if ('status' in checked) return checked;
   const budget = await TokenBudget.open(ctx, config.token_limits, ctx.pluginId ?? 'ai-proxy');
@@ -85,7 +90,7 @@ export async function aiProxyAccess(ctx: PluginContext, config: AiProxyConfig): 
   let last: PluginResponse = aiError(502, 'An invalid response was received from the upstream server');
   for (const [index, target] of targets.entries()) {
     const model: LlmModel = { ...target.model, name: target.model.name ?? checked.requested };
-    const prepared = prepare(ctx, config, { ...target, model }, request, checked.stream);
+    const prepared = prepare(ctx, config, { ...target, model }, request, checked.stream, native === null ? null : body);
     if ('status' in prepared) return prepared;
     let res: Dispatcher.ResponseData;
     const calledAt = Date.now();
@@ -93,7 +98,10 @@ export async function aiProxyAccess(ctx: PluginContext, config: AiProxyConfig): 
     let sent = prepared.headers;
     if (prepared.format?.sign) {
       const signed = await prepared.format.sign({ url: prepared.url, method: 'POST', headers: sent, body: payload }, model, target.auth);
-      if (typeof signed === 'string') return aiError(500, signed);
+      if (typeof signed === 'string') {
+        ctx.runtime.log?.error('ai-proxy: error authenticating with the provider using its native auth', { provider: model.provider, reason: signed });
+        return aiError(500, 'LLM request failed before proxying');
+      }
       sent = signed;
     }
     try {
@@ -110,40 +118,7 @@ export async function aiProxyAccess(ctx: PluginContext, config: AiProxyConfig): 
     }
     const stats = new LlmStatistics(ctx, config, model, request, calledAt);
     const headers: Record<string, string> = { ...limitHeaders, ...(config.model_name_header && model.name !== null ? { 'x-kong-llm-model': `${model.provider}/${model.name}` } : {}) };
-    return answer(ctx, config, res, prepared.format, model, stats, budget, checked.stream, contentType, headers);
+    return answer(ctx, config, res, { format: prepared.format, native, model, stats, budget, stream: checked.stream, contentType, headers });
   }
   return last;
-}
-
-/** The provider's 200 answer for the client: translated whole, or streamed event by event. */
-async function answer(ctx: PluginContext, config: AiProxyConfig, res: Dispatcher.ResponseData, format: ProviderFormat | null, model: LlmModel, stats: LlmStatistics, budget: TokenBudget | null, stream: boolean, contentType: string, headers: Record<string, string>): Promise<PluginResponse> {
-  const spend = (tokens: number) => void budget?.spend(tokens).catch((err: unknown) => ctx.runtime.log?.error('ai-proxy: tokens could not be counted', { reason: err instanceof Error ? err.message : String(err) }));
-  if (stream && format !== null) {
-    const state = new Map<string, unknown>();
-    const translated = eventTransform(
-      format.framer?.() ?? sseFramer(),
-      (event) => {
-        const out = format.fromStreamEvent(event, model, state);
-        if ('error' in out) return [];
-        if (out.usage) stats.addUsage(out.usage);
-        if (out.data !== undefined) stats.addStreamed(out.data);
-        return out.done === true ? [] : out.data !== undefined ? [out.data] : [];
-      },
-      () => {
-        spend(stats.finish(null));
-        return ['[DONE]'];
-      },
-    );
-    res.body.on('error', (err) => translated.destroy(err));
-    return { status: 200, body: res.body.pipe(translated), headers: { 'content-type': 'text/event-stream', ...headers }, proxied: true };
-  }
-  const text = await res.body.text();
-  const out = format === null ? { body: text } : format.fromProvider(text, config.route_type as ChatRouteType);
-  if ('error' in out) {
-    const message = `transformation failed from type ${model.provider}://${config.route_type}: ${out.error}`;
-    ctx.runtime.log?.error('ai-proxy: issue when transforming the response body', { reason: message });
-    return aiError(500, message);
-  }
-  spend(stats.finish(out.body));
-  return { status: 200, body: Buffer.from(out.body), headers: { 'content-type': format === null ? contentType : 'application/json', ...headers }, proxied: true };
 }

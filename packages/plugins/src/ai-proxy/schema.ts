@@ -36,7 +36,7 @@ export function checkAiProxyConfig(config: AiProxyConfig): Record<string, string
   if (config.llm_format !== 'openai') {
     if (config.route_type !== 'llm/v1/chat') return { '@entity': "native provider options in llm_format can only be used with the 'llm/v1/chat' route_type" };
     if (config.model.provider !== config.llm_format) return { '@entity': `native llm_format '${config.llm_format}' can only be used with the '${config.llm_format}' model.provider` };
-    return { 'llm_format': `native llm_format '${config.llm_format}' is not supported by this gateway` };
+    if (config.fallbacks.some((f) => f.model.provider !== config.llm_format)) return { fallbacks: `with native llm_format '${config.llm_format}', every fallback must use the '${config.llm_format}' model.provider` };
   }
   return null;
 }

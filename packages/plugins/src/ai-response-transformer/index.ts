@@ -1,31 +1,30 @@
 import { z } from 'zod';
-import { definePlugin } from '../contract';
-import { introspect } from '../ai/llm-call';
 import { parseObject } from '../ai/openai-format';
-import { callOptionsOf, checkTransformerConfig, extractPatternOf, transformerFields } from '../ai/transformer-schema';
+import { askModel, checkTransformerConfig, transformerFields } from '../ai/transformer-schema';
+import { defineAiPlugin } from '../ai/ai-plugin';
+import { httpClients } from '../shared/http-clients';
 
 export const aiResponseTransformerConfigSchema = z
   .object({ ...transformerFields, parse_llm_response_json_instructions: z.boolean().default(false) })
   .strict();
 export type AiResponseTransformerConfig = z.infer<typeof aiResponseTransformerConfigSchema>;
 
+const clients = httpClients();
 const aiErrorBody = (message: string) => Buffer.from(JSON.stringify({ error: { message } }));
 
 /**
  * The upstream's response body rewritten by a model before the client gets it (Kong's priority 768). With
  * `parse_llm_response_json_instructions` the model answers `{status, headers, body}` and those are sent.
  */
-export const aiResponseTransformer = definePlugin<AiResponseTransformerConfig, unknown>({
+export const aiResponseTransformer = defineAiPlugin<AiResponseTransformerConfig>({
   name: 'ai-response-transformer',
   priority: 768,
-  version: '3.9.0',
   configSchema: aiResponseTransformerConfigSchema,
   checkConfig: checkTransformerConfig,
-  auth: false,
-  noConsumer: false,
+  init: clients.init,
   response(ctx, config, res) {
     res.transformBody(async (body) => {
-      const answer = await introspect(config.llm, config.prompt, body.toString('utf8'), extractPatternOf(config), callOptionsOf(config));
+      const answer = await askModel(config, body.toString('utf8'), clients.of(ctx.runtime));
       if (typeof answer !== 'string') {
         ctx.runtime.log?.error('ai-response-transformer: the model could not transform the response', { reason: answer.error });
         res.setStatus?.(400);

@@ -3,7 +3,8 @@ import type { JsonObject, ProviderFormat } from './providers';
 import { mergeModelDefaults } from './providers';
 import { parseObject } from './openai-format';
 import { awsEventStreamFramer } from './aws-event-stream';
-import { awsCredentials, signAwsRequest } from '../shared/aws-signer';
+import { signAwsRequest } from '../shared/aws-signer';
+import { resolveAwsCredentials } from '../shared/aws-credentials';
 
 const STOP_REASONS: Record<string, string> = { max_tokens: 'length', end_turn: 'stop', tool_use: 'tool_calls', guardrail_intervened: 'guardrail_intervened' };
 
@@ -79,10 +80,10 @@ export const bedrockFormat: ProviderFormat = {
   },
   framer: awsEventStreamFramer,
   async sign(request, model: LlmModel, auth: LlmAuth) {
-    const credentials = awsCredentials(auth.aws_access_key_id, auth.aws_secret_access_key);
-    if (credentials === null) return 'no AWS credentials: set auth.aws_access_key_id and auth.aws_secret_access_key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY';
     const region = bedrockRegion(model);
     if (region === null) return 'no AWS region: set model.options.bedrock.aws_region, or AWS_REGION';
+    const credentials = await resolveAwsCredentials({ accessKeyId: auth.aws_access_key_id, secretAccessKey: auth.aws_secret_access_key, region, imds: 'auto' });
+    if (typeof credentials === 'string') return credentials;
     return signAwsRequest(request, 'bedrock', region, credentials);
   },
 };

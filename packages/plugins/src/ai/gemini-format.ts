@@ -1,6 +1,7 @@
 import type { JsonObject, ProviderFormat } from './providers';
 import { mergeModelDefaults } from './providers';
 import { parseObject } from './openai-format';
+import { gcpAccessToken } from './gcp-auth';
 
 const ROLES: Record<string, string> = { system: 'system', user: 'user', assistant: 'model' };
 
@@ -85,5 +86,15 @@ export const geminiFormat: ProviderFormat = {
     if (content === null) return counted;
     const finish = answer.candidates?.[0]?.finishReason;
     return { data: JSON.stringify({ choices: [{ delta: { content, role: 'assistant' }, index: 0, finish_reason: finish ?? null }], model: model.name, object: 'chat.completion.chunk' }), ...counted };
+  },
+};
+
+/** Gemini with a Google Cloud service account (`auth.gcp_use_service_account`): each call carries its OAuth2 bearer token. */
+export const geminiServiceAccountFormat: ProviderFormat = {
+  ...geminiFormat,
+  async sign(request, _model, auth) {
+    const found = await gcpAccessToken(auth.gcp_service_account_json);
+    if (typeof found === 'string') return `cloud-authentication with GCP failed: ${found}`;
+    return { ...request.headers, authorization: `Bearer ${found.token}` };
   },
 };

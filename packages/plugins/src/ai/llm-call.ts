@@ -3,6 +3,7 @@ import type { LinearRegex } from '@gatehouse/core';
 import type { LlmAuth, LlmConfig } from './llm-schema';
 import { formatOf, providerUrl, type JsonObject } from './providers';
 import { parseObject } from './openai-format';
+import type { HttpClients } from '../shared/http-clients';
 
 /** Provider authentication (Kong's `config.auth`): a header, a query or body parameter; `sent` gives the client's for `allow_override`. */
 export function authenticate(auth: LlmAuth, url: URL, headers: Record<string, string>, body: JsonObject, sent?: { header(name: string): string | undefined; query(name: string): string | null }): void {
@@ -26,24 +27,19 @@ export interface CallOptions {
   proxy: string | null;
 }
 
-const dispatchers = new Map<string, Dispatcher>();
-function dispatcherFor(options: CallOptions): Dispatcher {
-  const key = `${options.verifyTls}|${options.proxy ?? ''}`;
-  let dispatcher = dispatchers.get(key);
-  if (dispatcher === undefined) {
+function dispatcherFor(options: CallOptions, clients: HttpClients): Dispatcher {
+  return clients.get(`${options.verifyTls}|${options.proxy ?? ''}`, () => {
     const connect = { rejectUnauthorized: options.verifyTls };
-    dispatcher = options.proxy !== null ? new ProxyAgent({ uri: options.proxy, requestTls: connect }) : new Agent({ connect });
-    dispatchers.set(key, dispatcher);
-  }
-  return dispatcher;
+    return options.proxy !== null ? new ProxyAgent({ uri: options.proxy, requestTls: connect }) : new Agent({ connect });
+  });
 }
 
 /**
  * Kong's `ai_introspect_body`: `text` is sent to the configured model as the user message under `systemPrompt`, and
  * the model's answer (its first choice's message) comes back; with `extract`, only the first match of it, or an error
- * when nothing matches.
+ * when nothing matches. Connections come from the calling plugin's pools on this node (`clients`).
  */
-export async function introspect(llm: LlmConfig, systemPrompt: string, text: string, extract: LinearRegex | null, options: CallOptions): Promise<string | { error: string }> {
+export async function introspect(llm: LlmConfig, systemPrompt: string, text: string, extract: LinearRegex | null, options: CallOptions, clients: HttpClients): Promise<string | { error: string }> {
   const format = formatOf(llm);
   if (typeof format === 'string') return { error: format };
   const request = { messages: [{ role: 'system', content: systemPrompt }, { role: 'user', content: text }], stream: false };
@@ -53,9 +49,12 @@ export async function introspect(llm: LlmConfig, systemPrompt: string, text: str
   if (url === null) return { error: `no default endpoint for provider ${llm.model.provider}: set model.options.upstream_url` };
   const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', ...(format.headers?.(llm.model) ?? {}) };
   authenticate(llm.auth, url, headers, body);
+  const payload = JSON.stringify(body);
+  const signed = format.sign ? await format.sign({ url, method: 'POST', headers, body: payload }, llm.model, llm.auth) : headers;
+  if (typeof signed === 'string') return { error: `failed to authenticate with the AI service: ${signed}` };
   let answer: string;
   try {
-    const res = await httpRequest(url, { method: 'POST', headers, body: JSON.stringify(body), headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, dispatcher: dispatcherFor(options) });
+    const res = await httpRequest(url, { method: 'POST', headers: signed, body: payload, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, dispatcher: dispatcherFor(options, clients) });
     answer = await res.body.text();
     if (res.statusCode > 299) return { error: `failed to introspect request with AI service: status code ${res.statusCode}` };
   } catch (err) {

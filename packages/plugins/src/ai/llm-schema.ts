@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LONG_TEXT_MAX } from '@gatehouse/core';
 
 /** Providers Kong 3.9's LLM drivers speak to. */
 export const LLM_PROVIDERS = ['openai', 'azure', 'anthropic', 'cohere', 'mistral', 'llama2', 'gemini', 'bedrock', 'huggingface'] as const;
@@ -18,7 +19,8 @@ export const authSchema = z
     param_value: optionalText(),
     param_location: z.enum(['query', 'body']).nullable().default(null),
     gcp_use_service_account: z.boolean().default(false),
-    gcp_service_account_json: optionalText(),
+    // a service-account key file holds a PEM private key: longer than the usual string bound
+    gcp_service_account_json: z.string().max(LONG_TEXT_MAX).nullable().default(null),
     aws_access_key_id: optionalText(),
     aws_secret_access_key: optionalText(),
     allow_override: z.boolean().default(false),

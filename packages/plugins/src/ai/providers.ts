@@ -4,7 +4,7 @@ import { anthropicFormat } from './anthropic-format';
 import { openaiFormat } from './openai-format';
 import { cohereFormat } from './cohere-format';
 import { ollamaFormat } from './ollama-format';
-import { geminiFormat } from './gemini-format';
+import { geminiFormat, geminiServiceAccountFormat } from './gemini-format';
 import { bedrockFormat, bedrockUrl } from './bedrock-format';
 import { huggingfaceFormat, huggingfaceUrl } from './huggingface-format';
 import { llama2RawFormat } from './llama2-raw-format';
@@ -66,7 +66,7 @@ export function formatOf(config: LlmConfig): ProviderFormat | string {
   if (provider === 'bedrock') return bedrockFormat;
   if (provider === 'huggingface') return huggingfaceFormat;
   if (provider === 'llama2' && options.llama2_format === 'raw') return llama2RawFormat;
-  if (provider === 'gemini') return config.auth.gcp_use_service_account ? 'GCP service-account authentication is not supported by this gateway: use auth.param_name with an API key' : geminiFormat;
+  if (provider === 'gemini') return config.auth.gcp_use_service_account ? geminiServiceAccountFormat : geminiFormat;
   if ((provider === 'mistral' && options.mistral_format === 'ollama') || (provider === 'llama2' && options.llama2_format === 'ollama')) return ollamaFormat;
   return `provider ${provider}${provider === 'mistral' || provider === 'llama2' ? ` with format ${String(options.mistral_format ?? options.llama2_format)}` : ''} is not supported by this gateway`;
 }

@@ -91,3 +91,22 @@ export function eventTransform(framer: EventFramer, translate: (event: StreamEve
 export function sseTransform(translate: (event: StreamEvent) => string[], finish: () => string[]): Transform {
   return eventTransform(sseFramer(), translate, finish);
 }
+
+/** The provider's bytes passed on unchanged (a native-format stream), its events read on the side as they pass. */
+export function eventTap(framer: EventFramer, read: (event: StreamEvent) => void, finish: () => void): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+      try {
+        for (const event of framer.push(chunk)) read(event);
+        callback(null, chunk);
+      } catch (err) {
+        callback(err as Error);
+      }
+    },
+    flush(callback: TransformCallback) {
+      for (const event of framer.end()) read(event);
+      finish();
+      callback();
+    },
+  });
+}

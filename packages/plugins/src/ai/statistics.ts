@@ -32,10 +32,10 @@ export class LlmStatistics {
   }
 
   /**
-   * the response is complete: `body` is the translated JSON body, or null for a stream; answers the tokens the call
-   * used (prompt and completion)
+   * the response is complete: `body` is the translated JSON body, or null for a stream; `responseModel` the model a
+   * native answer names; answers the tokens the call used (prompt and completion)
    */
-  finish(body: string | null): number {
+  finish(body: string | null, responseModel: string | null = null): number {
     const parsed = body === null ? null : parseObject(body);
     const usage = usageOf(parsed);
     if (usage) this.addUsage(usage);
@@ -52,7 +52,7 @@ export class LlmStatistics {
         plugin_id: this.ctx.pluginId ?? null,
         provider_name: this.model.provider,
         request_model: this.model.name ?? 'UNSPECIFIED',
-        response_model: typeof parsed?.model === 'string' ? parsed.model : (this.model.name ?? 'UNSPECIFIED'),
+        response_model: responseModel ?? (typeof parsed?.model === 'string' ? parsed.model : (this.model.name ?? 'UNSPECIFIED')),
         llm_latency: latency,
       };
       entry.usage = {

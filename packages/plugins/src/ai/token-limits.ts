@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import type { PluginContext, PluginResponse, PluginRuntime } from '../contract';
-import { currentWindow, secondsToReset, type CountingWindow } from '../rate-limiting/windows';
+import type { PluginContext, PluginResponse, PluginRuntime, RateLimitCounterStore } from '../contract';
+import { currentWindow, secondsToReset } from '../rate-limiting/windows';
+import { LocalCounters } from '../rate-limiting/local-counters';
+import { addInRedis, peekInRedis } from '../rate-limiting/redis-counters';
+import type { PeriodLimit } from '../rate-limiting/tally';
 
 export const TOKEN_PERIODS = ['minute', 'hour', 'day'] as const;
-type TokenPeriod = (typeof TOKEN_PERIODS)[number];
 
 const limit = () => z.number().int().gt(0, 'value must be greater than 0').nullable().default(null);
 
@@ -23,70 +25,38 @@ export const tokenLimitsSchema = z
   .strict();
 export type TokenLimits = z.infer<typeof tokenLimitsSchema>;
 
-interface PeriodState {
-  period: TokenPeriod;
-  limit: number;
-  window: CountingWindow;
-  key: string;
-  used: number;
-}
+/** how long a `redis` counter read or write may take before the budget is left unenforced for the request */
+const REDIS_TIMEOUT_MS = 2000;
 
-/** Token counts per window: `used` reads them before the call, `add` spends a finished call's tokens. */
-interface TokenCounter {
-  used(keys: readonly string[]): Promise<number[]>;
-  add(keys: readonly string[], ttlsMs: readonly number[], tokens: number): Promise<void>;
-}
+/**
+ * Token counts over rate-limiting's counters: the node's shared `local` counters (or this process's), or Redis's with
+ * rate-limiting's scripts; `peek` reads them before the call, `add` spends a finished call's tokens.
+ */
+class TokenCounter {
+  private static readonly processCounters = new WeakMap<PluginRuntime, LocalCounters>();
 
-class LocalTokenCounter implements TokenCounter {
-  private readonly counts = new Map<string, { value: number; expires: number }>();
+  constructor(
+    private readonly runtime: PluginRuntime,
+    private readonly policy: TokenLimits['policy'],
+  ) {}
 
-  used(keys: readonly string[]): Promise<number[]> {
-    const now = Date.now();
-    return Promise.resolve(keys.map((key) => {
-      const entry = this.counts.get(key);
-      return entry !== undefined && entry.expires > now ? entry.value : 0;
-    }));
+  private local(): Required<Pick<RateLimitCounterStore, 'peek' | 'add'>> {
+    const node = this.runtime.rateLimitCounters;
+    if (node?.peek !== undefined && node.add !== undefined) return { peek: (key, limits) => node.peek!(key, limits), add: (key, limits, amount) => node.add!(key, limits, amount) };
+    let own = TokenCounter.processCounters.get(this.runtime);
+    if (own === undefined) TokenCounter.processCounters.set(this.runtime, (own = new LocalCounters()));
+    return own;
   }
 
-  add(keys: readonly string[], ttlsMs: readonly number[], tokens: number): Promise<void> {
-    const now = Date.now();
-    // expired windows are swept on each write: the map holds the live windows only
-    for (const [key, entry] of this.counts) if (entry.expires <= now) this.counts.delete(key);
-    keys.forEach((key, i) => {
-      const entry = this.counts.get(key);
-      if (entry !== undefined) entry.value += tokens;
-      else this.counts.set(key, { value: tokens, expires: now + ttlsMs[i]! });
-    });
-    return Promise.resolve();
-  }
-}
-
-class RedisTokenCounter implements TokenCounter {
-  constructor(private readonly runtime: PluginRuntime) {}
-
-  async used(keys: readonly string[]): Promise<number[]> {
-    const values = await this.runtime.redis!.mget(...keys.map((k) => `${this.runtime.redisPrefix ?? ''}${k}`));
-    return values.map((v) => Number(v ?? 0));
+  async peek(scope: string, limits: readonly PeriodLimit[]): Promise<number[]> {
+    if (this.policy === 'local') return this.local().peek(scope, limits);
+    return peekInRedis(this.runtime.redis!, this.runtime.redisPrefix ?? '', scope, limits, REDIS_TIMEOUT_MS);
   }
 
-  async add(keys: readonly string[], ttlsMs: readonly number[], tokens: number): Promise<void> {
-    const tx = this.runtime.redis!.multi();
-    keys.forEach((key, i) => {
-      const full = `${this.runtime.redisPrefix ?? ''}${key}`;
-      tx.incrby(full, tokens);
-      tx.pexpire(full, ttlsMs[i]!);
-    });
-    await tx.exec();
+  async add(scope: string, limits: readonly PeriodLimit[], tokens: number): Promise<void> {
+    if (this.policy === 'local') return this.local().add(scope, limits, tokens);
+    await addInRedis(this.runtime.redis!, this.runtime.redisPrefix ?? '', scope, limits, tokens, Date.now(), REDIS_TIMEOUT_MS);
   }
-}
-
-const localCounters = new WeakMap<PluginRuntime, LocalTokenCounter>();
-
-function counterFor(runtime: PluginRuntime, policy: TokenLimits['policy']): TokenCounter | null {
-  if (policy === 'redis') return runtime.redis !== undefined ? new RedisTokenCounter(runtime) : null;
-  let counter = localCounters.get(runtime);
-  if (counter === undefined) localCounters.set(runtime, (counter = new LocalTokenCounter()));
-  return counter;
 }
 
 function identifierOf(ctx: PluginContext, limits: TokenLimits): string {
@@ -100,42 +70,40 @@ function identifierOf(ctx: PluginContext, limits: TokenLimits): string {
 export class TokenBudget {
   private constructor(
     private readonly counter: TokenCounter,
-    private readonly periods: PeriodState[],
+    private readonly scope: string,
+    private readonly limits: PeriodLimit[],
+    private readonly used: number[],
   ) {}
 
   /** the budget of this request, or null when no limit applies (or `redis` has no Redis: limits are not enforced) */
   static async open(ctx: PluginContext, limits: TokenLimits | null, pluginId: string): Promise<TokenBudget | null> {
     if (limits === null) return null;
-    const counter = counterFor(ctx.runtime, limits.policy);
-    if (counter === null) return null;
+    if (limits.policy === 'redis' && ctx.runtime.redis === undefined) return null;
     const now = Date.now();
-    const scope = identifierOf(ctx, limits);
-    const periods: PeriodState[] = [];
+    const periods: PeriodLimit[] = [];
     for (const period of TOKEN_PERIODS) {
       const max = limits[period];
-      if (max === null) continue;
-      const window = currentWindow(period, now);
-      periods.push({ period, limit: max, window, key: `ai-tokens:${pluginId}:${scope}:${period}:${window.start}`, used: 0 });
+      if (max !== null) periods.push({ period, limit: max, window: currentWindow(period, now) });
     }
     if (periods.length === 0) return null;
-    const used = await counter.used(periods.map((p) => p.key));
-    periods.forEach((p, i) => (p.used = used[i]!));
-    return new TokenBudget(counter, periods);
+    const counter = new TokenCounter(ctx.runtime, limits.policy);
+    const scope = `ai-tokens:${pluginId}:${identifierOf(ctx, limits)}`;
+    return new TokenBudget(counter, scope, periods, await counter.peek(scope, periods));
   }
 
   /** `X-AI-RateLimit-Limit-<period>` and `-Remaining-<period>` as they stand before this request */
   headers(): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const p of this.periods) {
+    this.limits.forEach((p, i) => {
       out[`X-AI-RateLimit-Limit-${p.period}`] = String(p.limit);
-      out[`X-AI-RateLimit-Remaining-${p.period}`] = String(Math.max(0, p.limit - p.used));
-    }
+      out[`X-AI-RateLimit-Remaining-${p.period}`] = String(Math.max(0, p.limit - this.used[i]!));
+    });
     return out;
   }
 
   /** the 429 answer when a period's tokens are spent, before the provider is called; null while tokens remain */
   refusal(): PluginResponse | null {
-    const spent = this.periods.filter((p) => p.used >= p.limit);
+    const spent = this.limits.filter((p, i) => this.used[i]! >= p.limit);
     if (spent.length === 0) return null;
     const now = Date.now();
     const retryAfter = Math.max(...spent.map((p) => secondsToReset(p.window, now)));
@@ -145,7 +113,6 @@ export class TokenBudget {
   /** spends the tokens a finished call used */
   spend(tokens: number): Promise<void> {
     if (tokens <= 0) return Promise.resolve();
-    const now = Date.now();
-    return this.counter.add(this.periods.map((p) => p.key), this.periods.map((p) => Math.max(1, p.window.end - now)), tokens);
+    return this.counter.add(this.scope, this.limits, tokens);
   }
 }

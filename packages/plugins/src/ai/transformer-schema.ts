@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { compileLinearRegex, linearRegexError, type LinearRegex } from '@gatehouse/core';
 import { checkLlmConfig, llmConfigSchema } from './llm-schema';
-import type { CallOptions } from './llm-call';
+import { introspect, type CallOptions } from './llm-call';
+import type { HttpClients } from '../shared/http-clients';
 
 const host = z.string().nullable().default(null);
 const port = z.number().int().min(0, 'value should be between 0 and 65535').max(65535, 'value should be between 0 and 65535').nullable().default(null);
@@ -28,6 +29,7 @@ export const transformerFields = {
 };
 
 interface TransformerCommon {
+  prompt: string;
   llm: z.infer<typeof llmConfigSchema>;
   http_proxy_host: string | null;
   http_proxy_port: number | null;
@@ -65,4 +67,9 @@ export function extractPatternOf(config: TransformerCommon): LinearRegex | null 
     patterns.set(config, regex);
   }
   return regex;
+}
+
+/** The transformer's model call: `text` under the configured prompt, through the plugin's pools on this node. */
+export function askModel(config: TransformerCommon, text: string, clients: HttpClients): Promise<string | { error: string }> {
+  return introspect(config.llm, config.prompt, text, extractPatternOf(config), callOptionsOf(config), clients);
 }

@@ -1,8 +1,8 @@
 import { ProxyAgent, request, type Dispatcher } from 'undici';
 import { definePlugin, type PluginContext, type PluginResponse } from '../contract';
-import { perConfig } from '../shared/per-config';
+import { httpClients } from '../shared/http-clients';
 import { signAwsRequest } from '../shared/aws-signer';
-import { lambdaCredentials } from './credentials';
+import { resolveAwsCredentials } from '../shared/aws-credentials';
 import { lambdaPayload } from './payload';
 import { awsLambdaConfigSchema, checkAwsLambdaConfig, type AwsLambdaConfig } from './schema';
 
@@ -17,7 +17,12 @@ function invokeUrl(config: AwsLambdaConfig, region: string): URL {
   return url;
 }
 
-const proxies = perConfig((config: AwsLambdaConfig) => (config.proxy_url !== null ? new ProxyAgent({ uri: config.proxy_url, requestTls: { rejectUnauthorized: false } }) : null));
+/** Forward-proxy pools per node, one per `proxy_url`, closed when the node stops. */
+const clients = httpClients();
+const proxyFor = (ctx: PluginContext, config: AwsLambdaConfig) => {
+  const uri = config.proxy_url;
+  return uri === null ? null : clients.of(ctx.runtime).get(uri, () => new ProxyAgent({ uri, requestTls: { rejectUnauthorized: false } }));
+};
 
 /** Lambda's proxy-integration answer (`statusCode`, `headers`, `multiValueHeaders`, `body`, `isBase64Encoded`). */
 function proxyIntegration(text: string): PluginResponse | string {
@@ -44,16 +49,21 @@ async function invoke(ctx: PluginContext, config: AwsLambdaConfig): Promise<Plug
   const region = config.aws_region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? null;
   const log = (message: string, detail: Record<string, unknown> = {}) => ctx.runtime.log?.error(`aws-lambda: ${message}`, { function: config.function_name, ...detail });
   if (region === null) return log('no region specified'), UNEXPECTED;
-  if (config.aws_assume_role_arn !== null) return log('aws_assume_role_arn is not supported: give the role keys or run with its credentials'), UNEXPECTED;
-  const credentials = await lambdaCredentials(config);
-  if (credentials === null) return log('no AWS credentials (aws_key and aws_secret, the environment, or the instance role)'), UNEXPECTED;
+  const credentials = await resolveAwsCredentials({
+    accessKeyId: config.aws_key,
+    secretAccessKey: config.aws_secret,
+    region,
+    imds: config.aws_imds_protocol_version,
+    assumeRole: config.aws_assume_role_arn !== null ? { roleArn: config.aws_assume_role_arn, sessionName: config.aws_role_session_name, stsEndpoint: config.aws_sts_endpoint_url } : null,
+  });
+  if (typeof credentials === 'string') return log(credentials), UNEXPECTED;
   const url = invokeUrl(config, region);
   const body = JSON.stringify(await lambdaPayload(ctx, config));
   const headers = { 'content-type': 'application/json', 'x-amz-invocation-type': config.invocation_type, 'x-amz-log-type': config.log_type };
   let res: Dispatcher.ResponseData;
   try {
     const signed = await signAwsRequest({ url, method: 'POST', headers, body }, 'lambda', region, credentials);
-    const proxy = proxies(config);
+    const proxy = proxyFor(ctx, config);
     res = await request(url, { method: 'POST', headers: signed, body, headersTimeout: config.timeout, bodyTimeout: config.timeout, ...(proxy !== null ? { dispatcher: proxy } : {}) });
   } catch (err) {
     return log('the function could not be invoked', { reason: err instanceof Error ? err.message : String(err) }), UNEXPECTED;
@@ -83,5 +93,6 @@ export const awsLambda = definePlugin<AwsLambdaConfig, unknown>({
   checkConfig: checkAwsLambdaConfig,
   auth: false,
   noConsumer: false,
+  init: clients.init,
   access: invoke,
 });

@@ -1,7 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { definePlugin, type PluginContext, type PluginResponse } from '../contract';
-import { perConfig } from '../shared/per-config';
+import { httpClients } from '../shared/http-clients';
 
 export const azureFunctionsConfigSchema = z
   .object({
@@ -40,8 +40,10 @@ export function functionUrl(config: AzureFunctionsConfig, rawQuery: string): URL
   return url;
 }
 
-/** One keep-alive pool per configuration: `keepalive` idle time, TLS checked with `https_verify`. */
-const agents = perConfig((config: AzureFunctionsConfig) => new Agent({ keepAliveTimeout: Math.max(1, config.keepalive), connect: { rejectUnauthorized: config.https_verify } }));
+/** Keep-alive pools per node, one per `keepalive` idle time and `https_verify`, closed when the node stops. */
+const clients = httpClients();
+const agentFor = (ctx: PluginContext, config: AzureFunctionsConfig) =>
+  clients.of(ctx.runtime).get(`${config.keepalive}|${config.https_verify}`, () => new Agent({ keepAliveTimeout: Math.max(1, config.keepalive), connect: { rejectUnauthorized: config.https_verify } }));
 
 async function invoke(ctx: PluginContext, config: AzureFunctionsConfig): Promise<PluginResponse> {
   const headers: Record<string, string> = {};
@@ -51,7 +53,7 @@ async function invoke(ctx: PluginContext, config: AzureFunctionsConfig): Promise
   const body = ctx.req.method === 'GET' || ctx.req.method === 'HEAD' ? undefined : await ctx.req.readBody();
   let res: Dispatcher.ResponseData;
   try {
-    res = await request(functionUrl(config, ctx.req.rawQuery ?? ''), { method: ctx.req.method as Dispatcher.HttpMethod, headers, body, dispatcher: agents(config), headersTimeout: config.timeout, bodyTimeout: config.timeout });
+    res = await request(functionUrl(config, ctx.req.rawQuery ?? ''), { method: ctx.req.method as Dispatcher.HttpMethod, headers, body, dispatcher: agentFor(ctx, config), headersTimeout: config.timeout, bodyTimeout: config.timeout });
   } catch (err) {
     ctx.runtime.log?.error('azure-functions: the function could not be called', { app: config.appname, reason: err instanceof Error ? err.message : String(err) });
     return { status: 500, body: { message: 'An unexpected error occurred' } };
@@ -69,5 +71,6 @@ export const azureFunctions = definePlugin<AzureFunctionsConfig, unknown>({
   configSchema: azureFunctionsConfigSchema,
   auth: false,
   noConsumer: false,
+  init: clients.init,
   access: invoke,
 });
