@@ -3,7 +3,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { acmeExtension, oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
-import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
+import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, setUntrustedLua, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { openRedis } from '@gatehouse/sync';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
@@ -95,6 +95,7 @@ async function run(command: string): Promise<void> {
   if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
     const settings = readSettings(process.env, primaryRole);
     adoptUpstreamCaBundle(settings);
+    setUntrustedLua(settings.untrustedLua);
     return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
   }
   // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
@@ -102,6 +103,7 @@ async function run(command: string): Promise<void> {
   const role = command === 'start' ? startRole(process.env) : subcommandRole;
   const read = readSettings(process.env, role);
   adoptUpstreamCaBundle(read);
+  setUntrustedLua(read.untrustedLua);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
   const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
   const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);

@@ -77,7 +77,9 @@ export function kongConfiguration(settings: Settings, env: NodeJS.ProcessEnv): R
     admin_gui_url: settings.adminGuiOrigins,
     prefix: settings.dataDir,
     wasm: false,
-    untrusted_lua: env.GATEHOUSE_UNTRUSTED_LUA || 'sandbox',
+    untrusted_lua: settings.untrustedLua.mode,
+    untrusted_lua_sandbox_requires: settings.untrustedLua.requires,
+    untrusted_lua_sandbox_environment: settings.untrustedLua.environment,
     plugins: list(env.GATEHOUSE_PLUGINS || 'bundled'),
   };
 }
