@@ -88,7 +88,7 @@ export async function startDataPlaneNode(
     ...(await proxyServerSettings(settings, log)),
     holder,
     runtime,
-    balancer: { resolver: new SystemResolver(settings.dnsResolver) },
+    balancer: { resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder) },
     accessLog,
     metrics,
   });

@@ -59,7 +59,7 @@ export async function startDataPlanePrimary(
   serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
 
   const holder = new ConfigHolder();
-  const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver) });
+  const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder) });
   balancers.update(holder.current.upstreams);
   holder.onSwap((next) => balancers.update(next.upstreams));
   const pool = new WorkerPool({

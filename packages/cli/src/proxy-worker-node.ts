@@ -74,7 +74,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     holder,
     runtime,
     // the primary runs the node's active checks and counts passive results; this worker mirrors the outcome
-    balancer: { resolver: new SystemResolver(settings.dnsResolver), activeChecks: false, passiveSink: link.passiveSink },
+    balancer: { resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder), activeChecks: false, passiveSink: link.passiveSink },
     accessLog,
     metrics,
   });

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseByteSize, parseTracingInstrumentations, parseUntrustedLua, type TracingSettings, type UntrustedLuaOptions } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
+import { parseDnsOrder, type DnsRecordType } from '@gatehouse/data-plane';
 import { usableCores } from './cpu-count';
 import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
 
@@ -51,6 +52,8 @@ export interface Settings {
   upstreamCaBundle: string[];
   /** DNS servers (`ip[:port]`) that resolve upstream targets given by name; empty = the system's resolver */
   dnsResolver: string[];
+  /** Kong's dns_order: the record types asked, in order */
+  dnsOrder: DnsRecordType[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Kong's untrusted_lua (off | sandbox | on) and the sandbox's extra requires and globals */
   untrustedLua: UntrustedLuaOptions;
@@ -245,6 +248,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     realIpRecursive: oneOf(env.GATEHOUSE_REAL_IP_RECURSIVE, ['on', 'off'] as const, 'off', 'GATEHOUSE_REAL_IP_RECURSIVE') === 'on',
     upstreamCaBundle: (env.GATEHOUSE_UPSTREAM_CA_BUNDLE ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== 'system'),
     dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    dnsOrder: parseDnsOrder(env.GATEHOUSE_DNS_ORDER),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
     untrustedLua: parseUntrustedLua(env.GATEHOUSE_UNTRUSTED_LUA, env.GATEHOUSE_UNTRUSTED_LUA_SANDBOX_REQUIRES, env.GATEHOUSE_UNTRUSTED_LUA_SANDBOX_ENVIRONMENT),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
