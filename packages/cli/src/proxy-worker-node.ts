@@ -11,7 +11,7 @@ import { bundledPlugins, openPlugins, PluginQueues, queueLogger, type PluginRunt
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import { isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
-import { loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
+import { acmeOnDemand, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
 import type { Settings } from './settings';
 
 /**
@@ -77,6 +77,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     balancer: { resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder), activeChecks: false, passiveSink: link.passiveSink },
     accessLog,
     metrics,
+    onDefaultCertificate: acmeOnDemand(holder, redis ?? undefined, settings.redisPrefix),
   });
 
   let closing = false;

@@ -90,4 +90,4 @@ export { loadCustomPlugins } from './custom/load-plugins';
 /** the schema library of the plugin contract, for custom plugins */
 export { z } from 'zod';
 export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';
-export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, type AcmeChallengeStore, type AcmeConfig } from './acme';
+export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, acmeIndex, onDemandCertificates, processOrders, redisOrders, type AcmeChallengeStore, type AcmeConfig, type AcmeOrderChannel } from './acme';
