@@ -1,7 +1,7 @@
 // SRV records for upstream targets (Kong's dns_order, default LAST,SRV,A,CNAME) through real processes in both
-// topologies, with a DNS server the test runs (GATEHOUSE_DNS_RESOLVER): a target named by an SRV name balances over
-// the records of the lowest priority, on their ports and by their weights, and the data plane's /status/dns counts
-// the lookups per name and type.
+// topologies, with a DNS server the test runs (GATEHOUSE_DNS_RESOLVER): a target (or a service host) named by an SRV
+// name balances over the records of the lowest priority, on their ports and by their weights, and the data plane's
+// /status/dns counts the lookups per name and type.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTargetServer, startTestDnsServer, type TargetServer, type TestDnsServer } from '@gatehouse/testkit';
 import { cleanUp, getJson, waitUntil } from './support/helpers';
@@ -33,6 +33,9 @@ describe.each(TOPOLOGIES)('SRV targets (%s)', (name) => {
     expect((await admin.post('/upstreams/srv.e2e/targets', { target: SRV_NAME })).status).toBe(201);
     expect((await admin.post('/services', { name: 'srv', host: 'srv.e2e' })).status).toBe(201);
     expect((await admin.post('/services/srv/routes', { 'paths[]': '/srv' })).status).toBe(201);
+    // a service whose host is the SRV name itself (its port is the records')
+    expect((await admin.post('/services', { name: 'srv-host', host: SRV_NAME, port: '9' })).status).toBe(201);
+    expect((await admin.post('/services/srv-host/routes', { 'paths[]': '/srv-host' })).status).toBe(201);
     await topology.converge();
   }, 180_000);
 
@@ -60,6 +63,17 @@ describe.each(TOPOLOGIES)('SRV targets (%s)', (name) => {
     expect(backup.hits).toBe(0);
     // the Host header names the SRV name and the record's port
     expect(heavy.lastHeaders!.host).toBe(`${SRV_NAME}:${heavy.port}`);
+  });
+
+  it('a service host that is an SRV name is resolved through its records too', async () => {
+    for (const dp of topology.dataPlanes) {
+      await waitUntil('the service host to resolve', async () => (await proxied(`${dp.proxyUrl}/srv-host`)).status === 200);
+      const served: string[] = [];
+      for (let i = 0; i < 8; i++) served.push(String((await proxied(`${dp.proxyUrl}/srv-host`)).body.target));
+      expect(served.filter((t) => t === 'light')).toHaveLength(2);
+      expect(served.filter((t) => t === 'heavy')).toHaveLength(6);
+    }
+    expect(backup.hits).toBe(0);
   });
 
   it('/status/dns counts the lookups per name and record type', async () => {
