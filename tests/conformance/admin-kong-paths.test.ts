@@ -96,10 +96,10 @@ describe('node paths', () => {
     expect(typeof res.body.stats.event_loop.delay_ms.p99).toBe('number');
   });
 
-  it('/status/dns answers as Kong with its legacy DNS client', async () => {
+  it("/status/dns answers as Kong's new DNS client: the worker and the statistics per name and type", async () => {
     const res = await http().get('/status/dns');
-    expect(res.status).toBe(501);
-    expect(res.body).toEqual({ message: 'not implemented with the legacy DNS client' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ worker: { id: 0, count: 1 }, stats: expect.any(Object) });
   });
 
   it('filter chains answer as Kong with wasm = off', async () => {

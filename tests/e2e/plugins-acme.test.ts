@@ -2,7 +2,8 @@
 // pebble validates the HTTP-01 challenge on a data plane's proxy port (pebble-challtestsrv resolves every name to
 // 127.0.0.1), the certificate is stored as a `certificates` entity with its SNI and served by SNI on every data
 // plane; `PATCH /acme` renews certificates within `renew_threshold_days` (pebble's are valid five years: a threshold
-// past that renews at once). Kong's admin messages for bad hosts come from spec/03-plugins/29-acme/05-api_spec.lua.
+// past that renews at once); a handshake for a covered name without a certificate has one ordered (Kong's
+// `certificate` phase). Kong's admin messages for bad hosts come from spec/03-plugins/29-acme/05-api_spec.lua.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { CertificateFactory } from '../support/certificates';
 import { createdThrough, jsonAdmin, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 const HOST = 'secure.acme.test';
+/** a covered name nobody orders: the first handshake for it has the control plane order one */
+const ON_DEMAND = 'ondemand.acme.test';
 
 /** the certificate a TLS listener presents for `servername` */
 function presented(tlsUrl: string, servername: string): Promise<PeerCertificate> {
@@ -82,7 +85,7 @@ describe.each(TOPOLOGIES)('acme against pebble (%s)', (name) => {
     await createdThrough(topology.adminUrl, '/services/acme-dummy/routes', { name: 'acme-dummy', paths: ['/.well-known/acme-challenge'] });
     await createdThrough(topology.adminUrl, '/plugins', {
       name: 'acme',
-      config: { account_email: 'ops@acme.test', api_uri: `https://localhost:${acmePort}/dir`, domains: [HOST], tos_accepted: true, cert_type: 'ecc', renew_threshold_days: 3650 },
+      config: { account_email: 'ops@acme.test', api_uri: `https://localhost:${acmePort}/dir`, domains: [HOST, ON_DEMAND], tos_accepted: true, cert_type: 'ecc', renew_threshold_days: 3650 },
     });
     await topology.converge();
   }, 240_000);
@@ -123,6 +126,21 @@ describe.each(TOPOLOGIES)('acme against pebble (%s)', (name) => {
       const served = await eventually('the data plane to serve the ordered certificate', () => presented(dp.proxyTlsUrl, HOST), (c) => /Pebble/.test(String(c.issuer?.CN)));
       expect(served.subjectaltname).toBe(`DNS:${HOST}`);
     }
+  });
+
+  it('a handshake for a covered name without a certificate gets the default one, and the control plane orders one', async () => {
+    const first = await presented(topology.dataPlanes[0]!.proxyTlsUrl, ON_DEMAND);
+    expect(first.issuer?.CN).not.toMatch(/Pebble/);
+    for (const dp of topology.dataPlanes) {
+      const served = await eventually('the certificate ordered on demand', () => presented(dp.proxyTlsUrl, ON_DEMAND), (c) => /Pebble/.test(String(c.issuer?.CN)), 60_000);
+      expect(served.subjectaltname).toBe(`DNS:${ON_DEMAND}`);
+    }
+    const sni = await admin('GET', `/snis/${ON_DEMAND}`);
+    expect(sni.status).toBe(200);
+    expect((await admin('GET', `/certificates/${sni.body.certificate.id}`)).body.tags).toEqual(['acme']);
+    // one certificate for the name, however many handshakes and data planes asked
+    const all = await admin('GET', '/snis');
+    expect(all.body.data.filter((s: { name: string }) => s.name === ON_DEMAND)).toHaveLength(1);
   });
 
   it('PATCH /acme renews a certificate within renew_threshold_days, and every data plane serves the new one', async () => {

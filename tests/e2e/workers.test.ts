@@ -170,6 +170,50 @@ describe.each(TOPOLOGIES)('proxy workers (%s)', (name) => {
     expect((await status()).server.total_requests).toBeGreaterThanOrEqual(counted + 10);
   });
 
+  it('a log level changed at run time holds in every worker, and in a worker started after it', async () => {
+    const node = topology.dataPlanes[0]!.process;
+    const applied = (from: number) =>
+      node
+        .output()
+        .slice(from)
+        .split('\n')
+        .filter((line) => line.includes('"message":"proxy worker applied the configuration"'))
+        .map((line) => (JSON.parse(line) as { pid: number }).pid);
+    // Kong's paths: this node alone with `start`, every node over the bus in a cluster
+    const path = name === 'embedded' ? '/debug/node/log-level' : '/debug/cluster/log-level';
+    const setLevel = async (level: string) => {
+      const res = await fetch(`${topology.adminUrl}${path}/${level}?timeout=0`, { method: 'PUT' });
+      expect(await res.json()).toEqual({ message: 'log level changed' });
+    };
+    // at the configured level (warn) a worker's debug lines are not written
+    const quiet = node.output().length;
+    await created('/consumers', { username: 'carol' });
+    await created('/consumers/carol/key-auth', { key: 'carol-key' });
+    await topology.converge();
+    // both workers serve carol's key: both applied that configuration
+    const before = await workers();
+    for (let i = 0; i < 6; i++) expect((await fresh(proxy('/keyed/q'), { apikey: 'carol-key' })).status).toBe(200);
+    expect((await servedSince(before)).every((n) => n > 0)).toBe(true);
+    expect(applied(quiet)).toEqual([]);
+    await setLevel('debug');
+    const loud = node.output().length;
+    await created('/consumers', { username: 'dave' });
+    await topology.converge();
+    const pids = (await workers()).map((w) => w.pid).sort();
+    await waitUntil('a debug line from every worker', () => pids.every((pid) => applied(loud).includes(pid)), 15_000, 50);
+    // a worker started while the level holds starts with it
+    process.kill(pids[0]!, 'SIGKILL');
+    await waitUntil('a replacement worker', async () => (await workers()).length === 2 && !(await workers()).some((w) => w.pid === pids[0]), 30_000, 100);
+    const replacement = (await workers()).find((w) => !pids.includes(w.pid))!.pid;
+    const after = node.output().length;
+    await created('/consumers', { username: 'erin' });
+    await topology.converge();
+    await waitUntil('a debug line from the replacement', () => applied(after).includes(replacement), 15_000, 50);
+    // back to warn: the workers stop writing them
+    await setLevel('warn');
+    await waitUntil('the level back to warn', async () => (await getJson(`${topology.adminUrl}/debug/node/log-level`)).message === 'log level: warn');
+  });
+
   it('stopping the node stops its workers', async () => {
     const pids = (await workers()).map((w) => w.pid);
     await topology.dataPlanes[0]!.process.stop();

@@ -17,7 +17,7 @@ import type { NodeMetrics } from './node-metrics';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import { startDataPlanePrimary } from './data-plane-primary';
 import type { Logger } from './logger';
-import { compileForServing, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
+import { acmeOnDemand, compileForServing, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
 import type { Settings } from './settings';
 
 export interface DataPlaneNode {
@@ -88,9 +88,10 @@ export async function startDataPlaneNode(
     ...(await proxyServerSettings(settings, log)),
     holder,
     runtime,
-    balancer: { resolver: new SystemResolver(settings.dnsResolver) },
+    balancer: { resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder) },
     accessLog,
     metrics,
+    onDefaultCertificate: acmeOnDemand(holder, redis ?? undefined, settings.redisPrefix),
   });
   // target health goes to the control plane; manual health comes back from it
   const reporter = await startHealthReporter(health, proxy.balancers, id, holder, log);

@@ -17,7 +17,7 @@ import { LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, type PluginR
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import { Counter, Registry } from 'prom-client';
 import type { DataPlaneNode } from './data-plane-node';
-import type { Logger } from './logger';
+import { followRuntimeLogLevel, type Logger } from './logger';
 import { compileForServing, loadReclaimer, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
 import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
@@ -59,7 +59,7 @@ export async function startDataPlanePrimary(
   serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
 
   const holder = new ConfigHolder();
-  const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver) });
+  const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder) });
   balancers.update(holder.current.upstreams);
   holder.onSwap((next) => balancers.update(next.upstreams));
   const pool = new WorkerPool({
@@ -104,6 +104,8 @@ export async function startDataPlanePrimary(
   await sync.start();
   // the self-signed default certificate is made once, here, before the workers read it
   if (settings.proxyTlsListen && !(settings.proxyTlsCert && settings.proxyTlsKey)) await selfSignedDefault(settings.dataDir);
+  // a log level changed at run time (admin API, operations channel) holds in every worker too
+  const unfollow = followRuntimeLogLevel(pool.setLogLevel);
   await pool.start();
   log.info('proxy workers listening', { workers: settings.workers, pids: pool.pids });
   // one /metrics for the node wherever it is served (status listener, admin API with `start`)
@@ -134,6 +136,7 @@ export async function startDataPlanePrimary(
       await reporter?.stop();
       await sync.stop();
       await status?.close();
+      unfollow();
       await pool.stop(2000);
       balancers.close();
       purges?.disconnect();

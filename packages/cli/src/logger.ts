@@ -19,7 +19,19 @@ export type KongLogLevel = keyof typeof KONG_LOG_LEVELS;
  */
 const runtime: { level: KongLogLevel | null; timer: NodeJS.Timeout | null; configured: KongLogLevel } = { level: null, timer: null, configured: 'info' };
 
+const followers = new Set<(level: KongLogLevel, timeoutSeconds: number) => void>();
+
+/** Calls `follow` on every run-time change of this process's level (a data plane's primary passes it to its workers). */
+export function followRuntimeLogLevel(follow: (level: KongLogLevel, timeoutSeconds: number) => void): () => void {
+  followers.add(follow);
+  return () => followers.delete(follow);
+}
+
+/** Whether `value` is one of Kong's log level names. */
+export const isKongLogLevel = (value: unknown): value is KongLogLevel => typeof value === 'string' && Object.hasOwn(KONG_LOG_LEVELS, value);
+
 export function setRuntimeLogLevel(level: KongLogLevel, timeoutSeconds: number): void {
+  for (const follow of followers) follow(level, timeoutSeconds);
   if (runtime.timer) clearTimeout(runtime.timer);
   runtime.level = level;
   runtime.timer = null;

@@ -3,7 +3,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { acmeExtension, oauth2TokensExtension, proxyCacheExtension } from '@gatehouse/control-plane';
-import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, purgeClearOAuth2Tokens, redisCacheAdmin, redisTokenStore, type OAuth2TokenStore } from '@gatehouse/plugins';
+import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, processOrders, purgeClearOAuth2Tokens, redisCacheAdmin, redisOrders, redisTokenStore, setUntrustedLua, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { openRedis } from '@gatehouse/sync';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
@@ -95,6 +95,7 @@ async function run(command: string): Promise<void> {
   if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
     const settings = readSettings(process.env, primaryRole);
     adoptUpstreamCaBundle(settings);
+    setUntrustedLua(settings.untrustedLua);
     return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
   }
   // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
@@ -102,6 +103,7 @@ async function run(command: string): Promise<void> {
   const role = command === 'start' ? startRole(process.env) : subcommandRole;
   const read = readSettings(process.env, role);
   adoptUpstreamCaBundle(read);
+  setUntrustedLua(read.untrustedLua);
   // one node id for the process: the data plane reports it, and kong_node_info carries it
   const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
   const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);
@@ -122,6 +124,10 @@ async function run(command: string): Promise<void> {
       (err: Error) => log.warn('oauth2 tokens stored in clear could not be removed; trying again at the next start', { error: err.message }),
     );
   }
+  // acme: the names data planes ask certificates for arrive here over Redis (or in this process)
+  const acmeSubscriber = tokenRedis && settings.redisUrl ? openRedis(settings.redisUrl, { retryStrategy: (n) => Math.min(n * 100, 2000) }) : null;
+  acmeSubscriber?.on('error', () => {});
+  const acmeOrders = tokenRedis && acmeSubscriber ? redisOrders(tokenRedis, settings.redisPrefix, acmeSubscriber) : processOrders;
   const tokens: OAuth2TokenStore | null = tokenRedis ? redisTokenStore(tokenRedis, settings.redisPrefix) : role === 'all' ? new MemoryTokenStore() : null;
   // proxy-cache: the data plane's memory cache; the admin API purges it in place (one process) or over Redis
   const cacheMemory = role !== 'control_plane' ? new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES) : null;
@@ -145,6 +151,7 @@ async function run(command: string): Promise<void> {
       await health.close();
       await operations.close();
       tokenRedis?.disconnect();
+      acmeSubscriber?.disconnect();
     } finally {
       process.stdout.write('stopped\n');
       process.exit(0);
@@ -190,7 +197,9 @@ async function run(command: string): Promise<void> {
         ...(tokens ? [oauth2TokensExtension(tokens)] : []),
         ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : []),
         // acme: challenges wait where the data planes answer them (their Redis, or this process for `start` alone)
-        acmeExtension(tokenRedis ? redisChallenges(tokenRedis, settings.redisPrefix) : processChallenges),
+        acmeExtension(tokenRedis ? redisChallenges(tokenRedis, settings.redisPrefix) : processChallenges, acmeOrders, (host, err) =>
+          log.error('acme: ordering a certificate a data plane asked for failed', { host, error: err.message }),
+        ),
       ],
       health,
       metrics,

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { openRedis } from '@gatehouse/sync';
 import type { LogLevelControl, LogLevelScope } from '@gatehouse/control-plane';
-import { currentLogLevel, KONG_LOG_LEVELS, setRuntimeLogLevel, type KongLogLevel, type Logger } from './logger';
+import { currentLogLevel, isKongLogLevel, KONG_LOG_LEVELS, setRuntimeLogLevel, type KongLogLevel, type Logger } from './logger';
 import type { Role, Settings } from './settings';
 
 /** A run-time change every node of a scope applies (Kong's cluster events): today, the log level. */
@@ -21,7 +21,7 @@ export interface OperationsChannel {
   close(): Promise<void>;
 }
 
-const isLevel = (v: unknown): v is KongLogLevel => typeof v === 'string' && Object.hasOwn(KONG_LOG_LEVELS, v);
+const isLevel = isKongLogLevel;
 
 function sign(secret: string, body: string): string {
   return createHmac('sha256', `operations:${secret}`).update(body).digest('base64url');

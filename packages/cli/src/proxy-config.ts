@@ -17,7 +17,7 @@ import {
   type ConfigHolder,
   type DataPlaneServerOptions,
 } from '@gatehouse/data-plane';
-import { applyPurgeMessage, bundledPlugins, proxyCachePurgeChannel, type MemoryCacheStore } from '@gatehouse/plugins';
+import { applyPurgeMessage, bundledPlugins, onDemandCertificates, processOrders, proxyCachePurgeChannel, redisOrders, type AcmeConfig, type MemoryCacheStore } from '@gatehouse/plugins';
 import { openRedis, type DataPlaneSyncOptions, type HealthChannel, type RedisClient } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Listen, Settings } from './settings';
@@ -151,4 +151,13 @@ export async function startHealthReporter(health: HealthChannel | null, balancer
   });
   await reporter.start();
   return reporter;
+}
+
+/**
+ * What a proxy does with a TLS handshake the default certificate answers: when the acme plugin covers the name, it
+ * asks the control plane to order a certificate (over Redis, or in this process for `gatehouse start` alone).
+ */
+export function acmeOnDemand(holder: { current: { indexes: ReadonlyMap<string, unknown> } }, redis: RedisClient | undefined, prefix: string): (servername: string) => void {
+  const orders = redis ? redisOrders(redis, prefix) : processOrders;
+  return onDemandCertificates(() => (holder.current.indexes.get('acme') as AcmeConfig | null | undefined) ?? null, orders);
 }

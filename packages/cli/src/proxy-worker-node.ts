@@ -10,8 +10,8 @@ import {
 import { bundledPlugins, openPlugins, PluginQueues, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
-import type { Logger } from './logger';
-import { loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
+import { isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
+import { acmeOnDemand, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
 import type { Settings } from './settings';
 
 /**
@@ -22,6 +22,9 @@ import type { Settings } from './settings';
  */
 export async function runProxyWorker(settings: Settings, log: Logger): Promise<void> {
   const link = new PrimaryLink();
+  link.onLogLevel(({ level, timeout }) => {
+    if (isKongLogLevel(level)) setRuntimeLogLevel(level, timeout);
+  });
   const start = await link.waitForStart();
   const id = settings.dataPlaneId ?? 'unknown';
   const holder = new ConfigHolder();
@@ -35,6 +38,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     try {
       holder.swap(compileConfigMessage(message, holder.current));
       metrics.configApplied(performance.now() - started);
+      log.debug('proxy worker applied the configuration', { pid: process.pid, version: holder.current.version, kind: message.kind });
       if (message.kind === 'snapshot') loadReclaimer.loaded();
       else if (message.kind === 'delta') loadReclaimer.deltaApplied(message.delta);
     } catch (err) {
@@ -70,9 +74,10 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     holder,
     runtime,
     // the primary runs the node's active checks and counts passive results; this worker mirrors the outcome
-    balancer: { resolver: new SystemResolver(settings.dnsResolver), activeChecks: false, passiveSink: link.passiveSink },
+    balancer: { resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder), activeChecks: false, passiveSink: link.passiveSink },
     accessLog,
     metrics,
+    onDefaultCertificate: acmeOnDemand(holder, redis ?? undefined, settings.redisPrefix),
   });
 
   let closing = false;

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
-import { parseByteSize, parseTracingInstrumentations, type TracingSettings } from '@gatehouse/plugins';
+import { parseByteSize, parseTracingInstrumentations, parseUntrustedLua, type TracingSettings, type UntrustedLuaOptions } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { keyPrefixFor } from '@gatehouse/sync';
+import { parseDnsOrder, type DnsRecordType } from '@gatehouse/data-plane';
 import { usableCores } from './cpu-count';
 import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
 
@@ -52,7 +53,11 @@ export interface Settings {
   upstreamCaBundle: string[];
   /** DNS servers (`ip[:port]`) that resolve upstream targets given by name; empty = the system's resolver */
   dnsResolver: string[];
+  /** Kong's dns_order: the record types asked, in order */
+  dnsOrder: DnsRecordType[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Kong's untrusted_lua (off | sandbox | on) and the sandbox's extra requires and globals */
+  untrustedLua: UntrustedLuaOptions;
   /** keep client headers whose names contain `_` (dropped by default) */
   underscoreHeaders: boolean;
   /** the most the data plane buffers of a request body, in bytes */
@@ -256,7 +261,9 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     realIpRecursive: oneOf(env.GATEHOUSE_REAL_IP_RECURSIVE, ['on', 'off'] as const, 'off', 'GATEHOUSE_REAL_IP_RECURSIVE') === 'on',
     upstreamCaBundle: (env.GATEHOUSE_UPSTREAM_CA_BUNDLE ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== 'system'),
     dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),
+    dnsOrder: parseDnsOrder(env.GATEHOUSE_DNS_ORDER),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
+    untrustedLua: parseUntrustedLua(env.GATEHOUSE_UNTRUSTED_LUA, env.GATEHOUSE_UNTRUSTED_LUA_SANDBOX_REQUIRES, env.GATEHOUSE_UNTRUSTED_LUA_SANDBOX_ENVIRONMENT),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),
     adminMaxConfigBody: parseByteSize(env.GATEHOUSE_ADMIN_MAX_CONFIG_BODY || '64m', 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY'),

@@ -20,6 +20,6 @@ export { startControlPlaneStatusServer, readiness, type ControlPlaneStatusOption
 export * from './openapi';
 export { controlPlaneMigrations } from './node-migrations';
 export * from './dbless';
-export { acmeExtension, mountAcmeRoutes } from './acme/routes';
+export { acmeExtension, mountAcmeRoutes, serveOnDemandOrders } from './acme/routes';
 export { mountLogLevelRoutes, type LogLevelControl, type LogLevelScope } from './operations/log-level-routes';
 export { kongTemplate } from './operations/node-routes';

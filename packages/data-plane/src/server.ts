@@ -70,6 +70,8 @@ export interface DataPlaneServerOptions {
    */
   tlsListen?: ListenAddress | null;
   defaultCertificate?: PemPair;
+  /** called with the SNI name of a handshake no certificate serves (the default one answers it): acme orders one */
+  onDefaultCertificate?: (servername: string) => void;
   /** idle keep-alive time for client connections, HTTP/1.1 and HTTP/2 (ms); Kong's keepalive_timeout, 60 s */
   keepAliveTimeout?: number;
   /**
@@ -495,7 +497,11 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const listener = await createTlsListener({
       listen: options.tlsListen,
       defaultCertificate: options.defaultCertificate,
-      sniLookup: (servername) => holder.current.tls.sni.lookup(servername),
+      sniLookup: (servername) => {
+        const context = holder.current.tls.sni.lookup(servername);
+        if (context === null && servername) options.onDefaultCertificate?.(servername);
+        return context;
+      },
       onRequest: (req, res) => handle(req, res, 'https'),
       onUpgrade: (req, socket, head) => upgrade(req, socket, head, 'https'),
       timeouts,

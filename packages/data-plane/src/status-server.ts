@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { dnsStatistics } from './balancer/dns-stats';
 import type { ConfigHolder } from './config-holder';
 import { closeServer, listenOn, type ListenAddress } from './listen';
 import type { DataPlaneServer, ServerStats } from './server';
@@ -69,6 +70,8 @@ export async function createStatusServer(options: StatusServerOptions): Promise<
       );
       return;
     }
+    // Kong's new DNS client's statistics (this process's lookups: the node's balancers)
+    if (path === '/status/dns') return send(res, 200, { worker: { id: 0, count: 1 }, stats: dnsStatistics() });
     if (path === '/metrics' && options.metrics) {
       const registry = options.metrics;
       registry.metrics().then(

@@ -84,10 +84,11 @@ export { RequestSpans, SpanKind, nowMs, parseTracingInstrumentations, INSTRUMENT
 export { openPlugins } from './open-plugins';
 export { runtimeState, type RuntimeState } from './shared/runtime-state';
 export { luaSandbox, LuaSandbox } from './pdk/lua/sandbox';
+export { parseUntrustedLua, setUntrustedLua, untrustedLua, UNTRUSTED_LUA_DEFAULT, UNTRUSTED_LUA_OFF_MESSAGE, type UntrustedLuaOptions } from './pdk/lua/untrusted-lua';
 export { newExchange, type PdkExchange, type PdkPhase } from './pdk/exchange';
 export { loadCustomPlugins } from './custom/load-plugins';
 /** the schema library of the plugin contract, for custom plugins */
 export { z } from 'zod';
 export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';
-export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, type AcmeChallengeStore, type AcmeConfig } from './acme';
+export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, acmeIndex, onDemandCertificates, processOrders, redisOrders, type AcmeChallengeStore, type AcmeConfig, type AcmeOrderChannel } from './acme';
 export { STREAM_PROTOCOL_PLUGINS, pluginProtocolsSchema } from './shared/stream-plugins';

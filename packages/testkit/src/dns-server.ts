@@ -2,13 +2,16 @@ import { createSocket, type Socket } from 'node:dgram';
 
 /** A record the test DNS server answers with. */
 export interface DnsAnswer {
+  /** an A or AAAA record's address (unused for an SRV record) */
   address: string;
   /** seconds */
   ttl?: number;
+  /** an SRV record instead of an address */
+  srv?: { priority: number; weight: number; port: number; target: string };
 }
 
 /**
- * A small authoritative DNS server over UDP for tests: answers A and AAAA questions from a table the test changes
+ * A small authoritative DNS server over UDP for tests: answers A, AAAA and SRV questions from a table the test changes
  * while it runs; any other name gets NXDOMAIN. Point a data plane at it (GATEHOUSE_DNS_RESOLVER) instead of
  * editing /etc/hosts.
  */
@@ -45,6 +48,15 @@ function ipv6Bytes(address: string): Buffer {
   return out;
 }
 
+function srvBytes(srv: NonNullable<DnsAnswer['srv']>): Buffer {
+  const head = Buffer.alloc(6);
+  head.writeUInt16BE(srv.priority, 0);
+  head.writeUInt16BE(srv.weight, 2);
+  head.writeUInt16BE(srv.port, 4);
+  const labels = srv.target.split('.').filter(Boolean).map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')]));
+  return Buffer.concat([head, ...labels, Buffer.from([0])]);
+}
+
 export async function startTestDnsServer(): Promise<TestDnsServer> {
   const table = new Map<string, DnsAnswer[]>();
   const queries = new Map<string, number>();
@@ -58,9 +70,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       const key = name.toLowerCase();
       queries.set(key, (queries.get(key) ?? 0) + 1);
       const known = table.get(key);
-      const wanted = (known ?? []).filter((a) => (qtype === 28 ? a.address.includes(':') : qtype === 1 ? !a.address.includes(':') : false));
+      const wanted = (known ?? []).filter((a) => (a.srv ? qtype === 33 : qtype === 28 ? a.address.includes(':') : qtype === 1 ? !a.address.includes(':') : false));
       const answers = wanted.map((a) => {
-        const rdata = qtype === 28 ? ipv6Bytes(a.address) : Buffer.from(a.address.split('.').map(Number));
+        const rdata = a.srv ? srvBytes(a.srv) : qtype === 28 ? ipv6Bytes(a.address) : Buffer.from(a.address.split('.').map(Number));
         const rr = Buffer.alloc(12);
         rr.writeUInt16BE(0xc00c, 0); // name: pointer to the question
         rr.writeUInt16BE(qtype, 2);

@@ -73,11 +73,14 @@ export function kongConfiguration(settings: Settings, env: NodeJS.ProcessEnv): R
     error_default_type: env.GATEHOUSE_ERROR_DEFAULT_TYPE || 'text/plain',
     nginx_worker_processes: String(settings.workers),
     dns_resolver: settings.dnsResolver,
+    dns_order: settings.dnsOrder,
     lua_ssl_trusted_certificate: settings.upstreamCaBundle.length > 0 ? settings.upstreamCaBundle : ['system'],
     admin_gui_url: settings.adminGuiOrigins,
     prefix: settings.dataDir,
     wasm: false,
-    untrusted_lua: env.GATEHOUSE_UNTRUSTED_LUA || 'sandbox',
+    untrusted_lua: settings.untrustedLua.mode,
+    untrusted_lua_sandbox_requires: settings.untrustedLua.requires,
+    untrusted_lua_sandbox_environment: settings.untrustedLua.environment,
     plugins: list(env.GATEHOUSE_PLUGINS || 'bundled'),
   };
 }

@@ -89,6 +89,8 @@ export const KONG_TO_GATEHOUSE: Record<string, KongConversion> = {
   nginx_main_worker_processes: (v) => workers(v),
   plugins: same('GATEHOUSE_PLUGINS'),
   untrusted_lua: same('GATEHOUSE_UNTRUSTED_LUA'),
+  untrusted_lua_sandbox_requires: same('GATEHOUSE_UNTRUSTED_LUA_SANDBOX_REQUIRES'),
+  untrusted_lua_sandbox_environment: same('GATEHOUSE_UNTRUSTED_LUA_SANDBOX_ENVIRONMENT'),
   dns_resolver: same('GATEHOUSE_DNS_RESOLVER'),
   dns_order: same('GATEHOUSE_DNS_ORDER'),
   lua_ssl_trusted_certificate: same('GATEHOUSE_UPSTREAM_CA_BUNDLE'),

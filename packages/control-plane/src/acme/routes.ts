@@ -1,5 +1,5 @@
 import { Errors } from '@gatehouse/core';
-import { acmeConfigSchema, coversDomain, type AcmeChallengeStore, type AcmeConfig } from '@gatehouse/plugins';
+import { acmeConfigSchema, coversDomain, type AcmeChallengeStore, type AcmeConfig, type AcmeOrderChannel } from '@gatehouse/plugins';
 import type { AdminContext } from '../http/context';
 import { decodeOffset } from '../service/paging';
 import { AcmeAccounts, expiresWithin, orderCertificate, type IssuedCertificate } from './ordering';
@@ -89,14 +89,33 @@ export function mountAcmeRoutes(ctx: AdminContext, challenges: AcmeChallengeStor
 
 /** how often the control plane renews what is due, as Kong's daily timer */
 const RENEW_EVERY_MS = 86_400_000;
+/** how long one control plane holds a name it orders for: others leave it alone meanwhile */
+const ORDER_CLAIM_MS = 10 * 60_000;
 
 /**
- * For `createAdminApp({ extensions: [acmeExtension(challenges)] })`, with the store the data planes answer from; renews
- * what is due once a day too (the timer never keeps the process alive).
+ * Orders what the data planes ask for (Kong's acme `certificate` phase): a name the plugin covers that has no SNI yet
+ * is ordered by the one control plane that claims it, and stored as `POST /acme` stores it.
  */
-export function acmeExtension(challenges: AcmeChallengeStore): (ctx: AdminContext) => void {
+export function serveOnDemandOrders(ctx: AdminContext, challenges: AcmeChallengeStore, orders: AcmeOrderChannel, onError: (host: string, err: Error) => void, accounts = new AcmeAccounts()): () => void {
+  const order = async (host: string) => {
+    const config = await acmeConfig(ctx);
+    if (config === null || !coversDomain(config, host)) return;
+    if ((await ctx.entities.find(ctx.entities.kind('snis'), host)) !== null) return;
+    if (!(await orders.claim(host, ORDER_CLAIM_MS))) return;
+    await store(ctx, host, await orderCertificate(config, host, accounts, challenges));
+  };
+  return orders.listen((host) => void order(host).catch((err: unknown) => onError(host, err instanceof Error ? err : new Error(String(err)))));
+}
+
+/**
+ * For `createAdminApp({ extensions: [acmeExtension(challenges, orders)] })`, with the store the data planes answer
+ * from and the channel they ask for certificates on; renews what is due once a day too (the timer never keeps the
+ * process alive).
+ */
+export function acmeExtension(challenges: AcmeChallengeStore, orders?: AcmeOrderChannel, onError: (host: string, err: Error) => void = () => undefined): (ctx: AdminContext) => void {
   return (ctx) => {
     const { renew } = mountAcmeRoutes(ctx, challenges);
+    if (orders) serveOnDemandOrders(ctx, challenges, orders, onError);
     setInterval(() => void renew().catch(() => undefined), RENEW_EVERY_MS).unref();
   };
 }

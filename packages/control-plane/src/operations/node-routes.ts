@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { HttpError } from '@gatehouse/core';
+import { dnsStatistics } from '@gatehouse/data-plane';
 import { param, type AdminContext } from '../http/context';
 
 /** A path template as Kong's `/endpoints` lists it: `{name}` parameters named after the collection before them. */
@@ -55,9 +56,8 @@ function timerStats(): Record<string, unknown> {
 
 /**
  * Kong's node paths: `/endpoints` (every path template, Kong's order), `/timers` (Kong's shape; `sys.pending` counts
- * the process's timers, `event_loop` adds Node's loop delay and utilisation), `/status/dns` (501 as Kong's legacy DNS
- * client answers: targets are resolved through the system's resolver or GATEHOUSE_DNS_RESOLVER, without a DNS cache of
- * our own), and the WebAssembly filter-chain paths answering as Kong does with `wasm = off`.
+ * the process's timers, `event_loop` adds Node's loop delay and utilisation), `/status/dns` (Kong's new DNS client's
+ * statistics, per `name|TYPE`, of this process's lookups: the balancers of the data plane it runs, if any), and the WebAssembly filter-chain paths answering as Kong does with `wasm = off`.
  */
 export function mountNodeRoutes(ctx: AdminContext): void {
   loopDelay ??= monitorEventLoopDelay({ resolution: 20 });
@@ -69,11 +69,7 @@ export function mountNodeRoutes(ctx: AdminContext): void {
     },
   });
   ctx.resources.add('/timers', { get: (_req, res) => void res.status(200).json(timerStats()) });
-  ctx.resources.add('/status/dns', {
-    get: () => {
-      throw new HttpError(501, 'not implemented with the legacy DNS client');
-    },
-  });
+  ctx.resources.add('/status/dns', { get: (_req, res) => void res.status(200).json({ worker: { id: 0, count: 1 }, stats: dnsStatistics() }) });
   const refuse = () => {
     throw new HttpError(400, WASM_OFF);
   };

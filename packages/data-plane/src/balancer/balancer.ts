@@ -21,12 +21,14 @@ export class Address {
     readonly ip: string,
     readonly port: number,
     readonly target: TargetState,
+    /** the weight of the SRV record the address came from (its port is `port`); null: the target's */
+    readonly srvWeight: number | null = null,
   ) {
     this.key = `${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
   }
 
   get weight(): number {
-    return this.target.spec.weight;
+    return this.srvWeight ?? this.target.spec.weight;
   }
 
   /** The forwarding target for a service's settings (protocol, path, timeouts) at this address; built once. */
@@ -45,11 +47,16 @@ export class Address {
       host: this.ip,
       port: this.port,
       sni: spec.kind === 'name' ? spec.host : undefined,
-      hostHeader: hostHeader ?? (spec.port === defaultPort ? hostForUrl : `${hostForUrl}:${spec.port}`),
+      hostHeader: hostHeader ?? (this.hostPort() === defaultPort ? hostForUrl : `${hostForUrl}:${this.hostPort()}`),
       balancer: null,
     };
     this.forwards.set(service, built);
     return built;
+  }
+
+  /** the port the Host header names: the SRV record's for an address from one, else the target's */
+  private hostPort(): number {
+    return this.srvWeight === null ? this.target.spec.port : this.port;
   }
 }
 

@@ -1,7 +1,8 @@
 export { compileUpstreams, type UpstreamSpec, type TargetSpec, type HashRule, type Algorithm } from './spec';
 export { HashRing, hash32 } from './ring';
 export { AddressHealth, classifyStatus, type Observation, type Thresholds } from './health';
-export { SystemResolver, StaticResolver, type HostResolver, type ResolvedAddress } from './dns';
+export { SystemResolver, StaticResolver, parseDnsOrder, DEFAULT_DNS_ORDER, type DnsRecordType, type HostResolver, type ResolvedAddress } from './dns';
+export { dnsStatistics, type DnsStatEntry } from './dns-stats';
 export { Address, TargetState, UpstreamBalancer } from './balancer';
 export { ActiveHealthChecker } from './active-checker';
 export { BalancerRegistry, type AddressHealthState, type BalancerRegistryOptions } from './registry';

@@ -119,8 +119,12 @@ export class BalancerRegistry {
     const host = target.spec.host;
     target.resolving = this.resolver.resolve(host).then(
       (answers) => {
-        const previous = new Map(target.addresses.map((a) => [a.ip, a]));
-        target.addresses = answers.map((r) => previous.get(r.address) ?? new Address(r.address, target.spec.port, target));
+        const previous = new Map(target.addresses.map((a) => [`${a.key}|${a.srvWeight}`, a]));
+        target.addresses = answers.map((r) => {
+          const port = r.srv?.port ?? target.spec.port;
+          const srvWeight = r.srv?.weight ?? null;
+          return previous.get(`${new Address(r.address, port, target).key}|${srvWeight}`) ?? new Address(r.address, port, target, srvWeight);
+        });
         target.dnsError = answers.length === 0;
         const ttl = answers.reduce((min, r) => Math.min(min, r.ttl), Infinity);
         target.expiresAt = this.now() + Math.max(1, Number.isFinite(ttl) ? ttl : DNS_ERROR_RETRY_SECONDS) * 1000;

@@ -90,7 +90,7 @@ function upstreamSpec(upstream: Upstream, targets: TargetSpec[], seen: Map<strin
  * The upstreams of a snapshot keyed by name (lower-case), each with its targets. Targets whose text cannot be parsed
  * are left out (the control plane never stores them).
  */
-export function compileUpstreams(config: Pick<SnapshotConfig, 'upstreams' | 'targets'>): ReadonlyMap<string, UpstreamSpec> {
+export function compileUpstreams(config: Pick<SnapshotConfig, 'upstreams' | 'targets'> & Partial<Pick<SnapshotConfig, 'services'>>): ReadonlyMap<string, UpstreamSpec> {
   const byUpstream = new Map<string, TargetSpec[]>();
   for (const t of config.targets ?? []) {
     const parsed = parseHostPort(t.target);
@@ -106,5 +106,19 @@ export function compileUpstreams(config: Pick<SnapshotConfig, 'upstreams' | 'tar
     const spec = upstreamSpec(upstream, targets, seen);
     out.set(spec.name, spec);
   }
+  for (const service of config.services ?? []) serviceHostUpstream(service, out, seen);
   return out;
+}
+
+/**
+ * A service whose host is an SRV name (`_service._proto.name`) and no upstream's is balanced as an upstream of its
+ * own with that one target, so the name is resolved in `dns_order` (SRV records: their addresses, ports and weights)
+ * as Kong's DNS client resolves service hosts.
+ */
+function serviceHostUpstream(service: { host?: string | null; port?: number | null }, out: Map<string, UpstreamSpec>, seen: Map<string, Healthchecks>): void {
+  const host = service.host?.toLowerCase();
+  if (!host || !host.startsWith('_') || out.has(host)) return;
+  const port = service.port ?? 80;
+  const upstream = { id: `service-host:${host}`, name: host } as Upstream;
+  out.set(host, upstreamSpec(upstream, [{ id: `service-host:${host}:${port}`, target: `${host}:${port}`, host, port, weight: 100, kind: 'name' }], seen));
 }

@@ -134,8 +134,8 @@ function follow(
 
   let upstreams = current.upstreams;
   let tls = current.tls;
-  if (touched.has('upstreams') || touched.has('targets')) {
-    upstreams = compileUpstreams({ upstreams: state.list('upstreams') as never, targets: state.list('targets') as never });
+  if (touched.has('upstreams') || touched.has('targets') || touched.has('services')) {
+    upstreams = compileUpstreams({ upstreams: state.list('upstreams') as never, targets: state.list('targets') as never, services: state.list('services') as never });
     allRoutes = true;
   }
   if (touched.has('services')) {

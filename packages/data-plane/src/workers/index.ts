@@ -3,4 +3,4 @@ export { PrimaryLink, compileConfigMessage, type PrimaryLinkHandlers, type Worke
 export { SharedCallClient, SharedCallServer, type SharedService } from './shared-calls';
 export { remoteNodeStores, serveNodeStores, SHARED, type NodeStores } from './shared-stores';
 export { nodeCounters, nodeMetricsSource } from './node-report';
-export type { ConfigMessage, HealthMessage, StartMessage, ToPrimary, ToWorker } from './messages';
+export type { ConfigMessage, HealthMessage, LogLevelMessage, StartMessage, ToPrimary, ToWorker } from './messages';

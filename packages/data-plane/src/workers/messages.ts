@@ -30,6 +30,8 @@ export interface StartMessage {
   gatehouse: 'start';
   config: ConfigMessage | null;
   health: HealthMessage;
+  /** the node's log level changed at run time and still in force (null: the configured one) */
+  logLevel: LogLevelMessage | null;
 }
 
 /** The health of every balanced address as the primary (active checks, passive results, manual commands) sees it. */
@@ -112,7 +114,14 @@ export interface ReopenLogMessage {
   gatehouse: 'reopen-log';
 }
 
-export type ToWorker = StartMessage | ConfigMessage | HealthMessage | ReplyBatch | ReportRequest | StopMessage | ReopenLogMessage;
+/** The node's log level changed at run time (Kong's /debug/…/log-level): `level` for `timeout` seconds (0: until the next change). */
+export interface LogLevelMessage {
+  gatehouse: 'log-level';
+  level: string;
+  timeout: number;
+}
+
+export type ToWorker = StartMessage | ConfigMessage | HealthMessage | ReplyBatch | ReportRequest | StopMessage | ReopenLogMessage | LogLevelMessage;
 export type ToPrimary = HelloMessage | CallBatch | PassiveMessage | ReportMessage | ListeningMessage | ResyncMessage;
 
 /** true for a message of this protocol (the IPC channel also carries Node's and prom-client's own). */

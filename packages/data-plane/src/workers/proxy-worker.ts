@@ -5,7 +5,7 @@ import { compile } from '../compile/compile';
 import type { CompiledConfig } from '../compile/types';
 import type { BalancerRegistry } from '../balancer/registry';
 import type { ServerStats } from '../server';
-import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type PassiveMessage, type StartMessage, type ToPrimary, type ToWorker } from './messages';
+import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type LogLevelMessage, type PassiveMessage, type StartMessage, type ToPrimary, type ToWorker } from './messages';
 import { SharedCallClient } from './shared-calls';
 import { remoteNodeStores, type NodeStores } from './shared-stores';
 
@@ -38,6 +38,8 @@ export class PrimaryLink {
   /** a config that arrived while the proxy was being built; applied when it is attached */
   private pendingConfig: ConfigMessage | null = null;
   private readonly started: Promise<StartMessage>;
+  /** applies a run-time log level the primary sends (set before `waitForStart`: the start message may carry one) */
+  private logLevel: ((message: LogLevelMessage) => void) | null = null;
 
   constructor(private readonly channel: NodeJS.Process = process) {
     if (!channel.send) throw new Error('a proxy worker runs under a primary (node:cluster)');
@@ -49,6 +51,7 @@ export class PrimaryLink {
       const m = message as ToWorker;
       if (m.gatehouse === 'start') {
         this.lastHealth = m.health;
+        if (m.logLevel) this.logLevel?.(m.logLevel);
         return onStart(m);
       }
       this.receive(m);
@@ -62,6 +65,11 @@ export class PrimaryLink {
 
   private send(message: ToPrimary): void {
     this.channel.send!(message);
+  }
+
+  /** Where the node's run-time log level changes go (the start message's, then each change). */
+  onLogLevel(apply: (message: LogLevelMessage) => void): void {
+    this.logLevel = apply;
   }
 
   /** the first message: the config to serve before the ports open, and the node's health */
@@ -136,6 +144,8 @@ export class PrimaryLink {
         return;
       case 'reopen-log':
         return this.handlers?.reopenLog();
+      case 'log-level':
+        return this.logLevel?.(message);
     }
   }
 }

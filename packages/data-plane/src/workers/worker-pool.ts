@@ -4,6 +4,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { BalancerRegistry } from '../balancer/registry';
 import type { ServerStats } from '../server';
 import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type MetricsJson, type ToPrimary, type ToWorker } from './messages';
+import { HeldLogLevel } from './held-log-level';
 import type { SharedCallServer } from './shared-calls';
 
 export interface WorkerPoolLogger {
@@ -37,15 +38,13 @@ interface Member {
   worker: Worker;
   startedAt: number;
   listening: boolean;
-  /** what it reported last: kept when it exits, so the node's counters do not go back */
-  last: WorkerReport | null;
+  last: WorkerReport | null; // what it reported last: kept when it exits, so the node's counters do not go back
 }
 
 /** The counts of workers that exited, as of their last report: added to the node's so its counters never go back. */
 export interface RetiredCounts {
   stats: Pick<ServerStats, 'connections_accepted' | 'connections_handled' | 'total_requests'>;
-  /** their counters and histograms (gauges describe the present, and left with them) */
-  metrics: MetricsJson[];
+  metrics: MetricsJson[]; // their counters and histograms (gauges describe the present, and left with them)
 }
 
 const RESTART_DELAY_MAX_MS = 5000;
@@ -63,6 +62,7 @@ export class WorkerPool {
   /** the primary's full config when it moved on by deltas since the last snapshot */
   private currentSnapshot: (() => Snapshot | null) | null = null;
   private stopping = false;
+  private readonly logLevel = new HeldLogLevel();
   private reportId = 0;
   private readonly reportsWaiting = new Map<number, { replies: Map<number, WorkerReport>; expected: Set<number>; done(): void }>();
   private healthScheduled = false;
@@ -172,7 +172,7 @@ export class WorkerPool {
   private receive(worker: Worker, message: ToPrimary): void {
     switch (message.gatehouse) {
       case 'hello':
-        return this.send(worker, { gatehouse: 'start', config: this.startConfig(), health: this.health() });
+        return this.send(worker, { gatehouse: 'start', config: this.startConfig(), health: this.health(), logLevel: this.logLevel.now() });
       case 'resync': {
         const config = this.startConfig();
         if (config) this.send(worker, config);
@@ -272,6 +272,9 @@ export class WorkerPool {
       for (const workerId of expected) this.send(this.members.get(workerId)!.worker, { gatehouse: 'report?', id });
     });
   }
+
+  /** The node's log level changed at run time: every worker takes it, a worker started while it holds too. */
+  setLogLevel = (level: string, timeoutSeconds: number): void => this.broadcast(this.logLevel.set(level, timeoutSeconds));
 
   /** The access log file is opened again by every worker. */
   reopenLogs(): void {

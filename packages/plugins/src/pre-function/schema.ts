@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { luaSandbox } from '../pdk/lua/sandbox';
+import { UNTRUSTED_LUA_OFF_MESSAGE, untrustedLua } from '../pdk/lua/untrusted-lua';
 
 /** The phases a serverless plugin runs snippets in, in Kong's order. */
 export const SERVERLESS_PHASES = ['certificate', 'rewrite', 'access', 'header_filter', 'body_filter', 'log'] as const;
@@ -12,12 +13,13 @@ function kongWording(message: string): string {
 
 /**
  * One phase's snippets (Kong's `phase_functions`): an array of Lua chunks, each parsed (never run) when the plugin
- * is created, refused with `error parsing <plugin>: <Lua's message>` at its index.
+ * is created, refused with `error parsing <plugin>: <Lua's message>` at its index (every one, with `untrusted_lua = off`).
  */
 function phaseFunctions(pluginName: string) {
   return z
     .array(
       z.string().superRefine((source, ctx) => {
+        if (untrustedLua().mode === 'off') return ctx.addIssue({ code: 'custom', message: `error parsing ${pluginName}: ${UNTRUSTED_LUA_OFF_MESSAGE}` });
         const error = luaSandbox().syntaxError(source);
         if (error !== null) ctx.addIssue({ code: 'custom', message: `error parsing ${pluginName}: ${kongWording(error)}` });
       }),

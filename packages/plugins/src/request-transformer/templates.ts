@@ -68,6 +68,7 @@ export function renderTemplates(ctx: PluginContext, plans: readonly (TransformPl
       if (!isTemplate(template)) return template;
       let chunk: LuaChunk;
       try {
+        sandbox.refuseWhenOff();
         chunk = sandbox.compile(templateChunkSource(template), 'TMP');
         return run(chunk);
       } catch (err) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ExchangeSummary, PluginContext } from '../contract';
 import { newExchange } from '../pdk/exchange';
 import { luaSandbox } from '../pdk/lua/sandbox';
+import { UNTRUSTED_LUA_OFF_MESSAGE, untrustedLua } from '../pdk/lua/untrusted-lua';
 
 /**
  * Kong's `custom_fields_by_lua` (typedef `lua_code`): field name → a Lua chunk. The chunk is parsed when the plugin is
@@ -15,6 +16,7 @@ export const customFieldsByLua = z
       .string()
       .min(1)
       .superRefine((source, ctx) => {
+        if (untrustedLua().mode === 'off') return ctx.addIssue({ code: 'custom', message: `Error parsing function: ${UNTRUSTED_LUA_OFF_MESSAGE}` });
         const error = luaSandbox().syntaxError(source);
         if (error !== null) ctx.addIssue({ code: 'custom', message: `Error parsing function: ${error}` });
       }),

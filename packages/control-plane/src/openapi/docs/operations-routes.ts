@@ -56,7 +56,7 @@ export const OPERATIONS_ROUTE_DOCS: Record<string, Partial<Record<Method, Operat
   '/debug/cluster/control-planes-nodes/log-level/:level': { put: setLevel('Change the log level of every control plane') },
   '/endpoints': { get: { summary: 'Every path template of the admin API', tag: 'node', responses: { 200: { description: '`{data: [templates]}`', schema: anyObject } } } },
   '/timers': { get: { summary: "Timer and event-loop statistics (Kong's shape)", tag: 'node', responses: { 200: { description: 'Statistics', schema: anyObject } } } },
-  '/status/dns': { get: { summary: 'DNS statistics (501, as Kong with its legacy DNS client)', tag: 'node', responses: { 200: { description: 'Never' }, 501: { description: 'not implemented with the legacy DNS client', schema: 'Message' } } } },
+  '/status/dns': { get: { summary: "DNS statistics of the node's lookups per name and record type (Kong's new DNS client)", tag: 'node', responses: { 200: { description: '`worker` and `stats` keyed `name|TYPE`' } } } },
   '/schemas/filters/:name': { get: { summary: "A WebAssembly filter's schema (none: wasm is off)", tag: 'wasm', params: { name: 'the filter name' }, responses: { 200: { description: 'Never' }, 404: notFound } } },
   '/filter-chains': allMethods(wasmOff),
   '/filter-chains/:filter_chains': allMethods(wasmOff),

@@ -1,11 +1,14 @@
 /**
- * The Lua side of the sandbox, run once per VM with `host` (the PDK's JavaScript functions, flat by name) as its
- * argument. It returns the helpers the VM calls from JavaScript. After it ran, the VM's globals are gone from reach:
- * every snippet runs in an environment whose only way out is the table built here (Kong's `untrusted_lua = sandbox`
- * list: no io, os.execute, require, load, debug, string.rep, metatables).
+ * The Lua side of the sandbox, run once per VM with `host` (the PDK's JavaScript functions, flat by name) and
+ * `options` (Kong's untrusted_lua settings: `mode`, and `requires` / `environment` as space-separated names) as its
+ * arguments. It returns the helpers the VM calls from JavaScript. With `mode = sandbox` (Kong's default) the VM's
+ * globals are gone from reach after it ran: every snippet runs in an environment whose only way out is the table
+ * built here (Kong's sandbox list: no io, os.execute, require, load, debug, string.rep, metatables), plus the modules
+ * `requires` names and the globals `environment` names. With `mode = on` a snippet sees every global as well.
  */
 export const BOOTSTRAP_LUA = String.raw`
-local host = ...
+local host, options = ...
+local G, real_require = _G, require
 local error, type, tostring, setmetatable, rawget, rawset, select = error, type, tostring, setmetatable, rawget, rawset, select
 local pairs, ipairs, string_lower, string_gsub = pairs, ipairs, string.lower, string.gsub
 
@@ -16,10 +19,6 @@ local function pick(source, names)
   return out
 end
 
--- string.rep allocates without bound in one instruction: gone from the library strings use as methods too
-string.rep = nil
-string.dump = nil
-
 local safe = pick(_G, "_VERSION assert error ipairs next pairs pcall select tonumber tostring type xpcall")
 safe.unpack = table.unpack
 safe.string = pick(string, "byte char find format gmatch gsub len lower match reverse sub upper")
@@ -28,7 +27,32 @@ safe.math = pick(math, "abs acos asin atan ceil cos deg exp floor fmod huge log 
 safe.os = pick(os, "clock date difftime time")
 safe.coroutine = pick(coroutine, "create isyieldable resume running status wrap yield")
 safe.utf8 = pick(utf8, "char charpattern codepoint codes len offset")
-safe.require = function(name) error("require '" .. tostring(name) .. "' not allowed within sandbox", 2) end
+local allowed = {}
+for name in options.requires:gmatch("%S+") do allowed[name] = true end
+safe.require = function(name)
+  if allowed[name] then return real_require(name) end
+  error("require '" .. tostring(name) .. "' not allowed within sandbox", 2)
+end
+
+-- untrusted_lua_sandbox_environment: a global (or a dotted name inside one) the sandbox sees as well (Kong's link)
+local function link(name, from, into)
+  local head, rest = name:match("([^%.]+)%.?(.*)")
+  local value = from[head]
+  if value == nil then return end
+  if rest == "" then
+    if type(value) == "table" then into[head] = setmetatable({}, { __index = value }) else into[head] = value end
+    return
+  end
+  if type(into[head]) ~= "table" then into[head] = {} end
+  link(rest, value, into[head])
+end
+if options.mode == "sandbox" then
+  for name in options.environment:gmatch("%S+") do link(name, G, safe) end
+  -- string.rep allocates without bound in one instruction: gone from the library strings use as methods too
+  string.rep = nil
+  string.dump = nil
+end
+
 
 -- a PDK table: reading a name it does not have is an error naming it, so an unsupported call fails loudly
 local function surface(path, fields)
@@ -159,6 +183,7 @@ safe.kong = kong
 safe.ngx = ngx
 
 local function sandbox_env()
+  if options.mode == "on" then return setmetatable({ kong = kong, ngx = ngx }, { __index = G }) end
   return setmetatable({}, { __index = safe })
 end
 

@@ -3,6 +3,7 @@ import type { PdkExchange } from '../exchange';
 import { requestHost } from './host-request';
 import { responseHost } from './host-response';
 import { LuaTableRef, type LuaValue } from './marshal';
+import { UNTRUSTED_LUA_OFF_MESSAGE, untrustedLua, type UntrustedLuaOptions } from './untrusted-lua';
 import { LuaRunError, LuaVm, type LuaChunk } from './vm';
 
 /**
@@ -18,7 +19,7 @@ export class LuaSandbox {
   private readonly sharedTables = new WeakMap<object, number>();
   private readonly releaser = new FinalizationRegistry<number>((ref) => this.vm.release(ref));
 
-  constructor() {
+  constructor(readonly options: UntrustedLuaOptions = untrustedLua()) {
     const current = (): PdkExchange => {
       if (this.current === null) throw new Error('the PDK is only available while a request is handled');
       return this.current;
@@ -28,7 +29,7 @@ export class LuaSandbox {
       ...responseHost(current),
       ctx_shared: () => new LuaTableRef(this.sharedRef(current().ctx)),
       version: () => '3.9.1',
-    });
+    }, undefined, options);
   }
 
   /** Compiles `source` (throws `LuaSyntaxError` with Lua's message); the same text compiles once. */
@@ -38,6 +39,11 @@ export class LuaSandbox {
 
   syntaxError(source: string): string | null {
     return this.vm.syntaxError(source);
+  }
+
+  /** With `untrusted_lua = off` no Lua runs (a config stored before the setting changed fails, as in Kong). */
+  refuseWhenOff(): void {
+    if (this.options.mode === 'off') throw new LuaRunError(UNTRUSTED_LUA_OFF_MESSAGE);
   }
 
   /** kong.ctx.shared of one request: a Lua table living as long as the request's context. */
@@ -68,6 +74,7 @@ export class LuaSandbox {
    * or null to go on; a Lua error is thrown as a `LuaRunError`.
    */
   runSnippet(chunk: LuaChunk, ex: PdkExchange): PluginResponse | null {
+    this.refuseWhenOff();
     return this.within(ex, () => {
       try {
         const entry = this.entryPoints.get(chunk.ref);
@@ -89,6 +96,7 @@ export class LuaSandbox {
 
   /** Evaluates a chunk that returns one value (custom_fields_by_lua); nil reads as null. */
   evaluate(chunk: LuaChunk, ex: PdkExchange): LuaValue {
+    this.refuseWhenOff();
     return this.within(ex, () => this.vm.run(chunk));
   }
 
@@ -114,8 +122,8 @@ export class LuaSandbox {
 
 let shared: LuaSandbox | null = null;
 
-/** The process's sandbox, created on first use (its VM starts in a few milliseconds). */
+/** The process's sandbox, created on first use (its VM starts in a few milliseconds) and again when the settings change. */
 export function luaSandbox(): LuaSandbox {
-  shared ??= new LuaSandbox();
+  if (shared === null || shared.options !== untrustedLua()) shared = new LuaSandbox();
   return shared;
 }

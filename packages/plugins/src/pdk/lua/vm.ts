@@ -2,6 +2,7 @@ import { getHeapStatistics } from 'node:v8';
 import { lauxlib, lua, lualib, to_luastring, type JsFunction, type LuaState } from 'fengari';
 import { BOOTSTRAP_LUA } from './bootstrap';
 import { pushValue, readArgs, readValue, stringAt, type LuaValue } from './marshal';
+import { UNTRUSTED_LUA_DEFAULT, type UntrustedLuaOptions } from './untrusted-lua';
 
 /**
  * One sandboxed Lua 5.3 VM (fengari, pure JavaScript). Code is compiled once (`compile`, cached by text) and run many
@@ -54,7 +55,7 @@ export class LuaVm {
   private heapLimit = 0;
   private overrun: string | null = null;
 
-  constructor(host: HostFunctions, budget: LuaBudget = DEFAULT_LUA_BUDGET) {
+  constructor(host: HostFunctions, budget: LuaBudget = DEFAULT_LUA_BUDGET, options: UntrustedLuaOptions = UNTRUSTED_LUA_DEFAULT) {
     this.budget = budget;
     const L = lauxlib.luaL_newstate();
     lualib.luaL_openlibs(L);
@@ -68,7 +69,12 @@ export class LuaVm {
     }
     lua.lua_pushstring(L, to_luastring('gatehouse:exit'));
     lua.lua_setfield(L, -2, to_luastring('exit_marker'));
-    if (lua.lua_pcall(L, 1, 1, 0) !== lua.LUA_OK) throw new Error(`Lua sandbox does not start: ${stringAt(L, -1)}`);
+    lua.lua_createtable(L, 0, 3);
+    for (const [key, value] of [['mode', options.mode], ['requires', options.requires.join(' ')], ['environment', options.environment.join(' ')]] as const) {
+      lua.lua_pushstring(L, to_luastring(value));
+      lua.lua_setfield(L, -2, to_luastring(key));
+    }
+    if (lua.lua_pcall(L, 2, 1, 0) !== lua.LUA_OK) throw new Error(`Lua sandbox does not start: ${stringAt(L, -1)}`);
     this.helpers = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     // the globals the bootstrap saw (io, os, load, debug, require) are no longer reachable: snippets get their own _ENV
     this.L = lua.lua_newthread(L);

@@ -1,0 +1,143 @@
+// Kong Manager's Overview page in Chromium: a `gatehouse start` configured with Kong's names (KONG_PG_*, proxy_listen
+// with a plain and a TLS entry, admin_gui_url) answers GET / with the `configuration` keys the Overview reads, and a
+// page from Kong Manager's origin, calling the admin API across origins as Kong Manager does, shows the datastore
+// card (type, user, host, port, ssl) and the proxy ports. The page reads the fields with the fallbacks of Kong
+// Manager's overview (src/pages/overview/Overview.vue: `configuration.proxy_listeners` first plain / first ssl entry,
+// `admin_listen[0]`, the datastore card only when `database` is 'postgres', '--' where a value is missing).
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { chromium, type Browser } from 'playwright-core';
+import { createTestDatabase, freePorts, spawnProcess, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
+
+jest.setTimeout(240_000);
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = join(ROOT, 'packages/cli/src/main.ts');
+const CHROMIUM = '/usr/bin/chromium';
+
+/** The Overview's cards, filled from GET / as Kong Manager fills them; each value is in a `[data-item]` element. */
+function overviewPage(adminUrl: string): string {
+  const script = `
+const put = (card, label, value) => {
+  const li = document.createElement('li');
+  li.dataset.item = card + '/' + label;
+  li.textContent = String(value);
+  document.getElementById('cards').append(li);
+};
+fetch(${JSON.stringify(`${adminUrl}/`)}, { credentials: 'include' }).then((r) => r.json()).then((info) => {
+  const config = info.configuration || {};
+  const gui = config.admin_gui_listeners, proxy = config.proxy_listeners;
+  const plainGui = gui?.find?.((l) => !l.ssl), sslGui = gui?.find?.((l) => l.ssl);
+  const plainProxy = proxy?.find?.((l) => !l.ssl), sslProxy = proxy?.find?.((l) => l.ssl);
+  put('gateway', 'edition', info.edition);
+  put('gateway', 'version', info.version);
+  put('node', 'address', config.admin_listen?.[0] ?? '--');
+  put('node', 'hostname', info.hostname ?? '--');
+  put('ports', 'port', plainGui?.port ?? '--');
+  put('ports', 'ssl', sslGui?.port ?? '--');
+  put('ports', 'proxy', plainProxy?.port ?? '--');
+  put('ports', 'proxy ssl', sslProxy?.port ?? '--');
+  if (config.database === 'postgres') {
+    put('datastore', 'type', config.database);
+    put('datastore', 'user', config.pg_user);
+    put('datastore', 'host', config.pg_host);
+    put('datastore', 'port', config.pg_port);
+    put('datastore', 'ssl', config.pg_ssl);
+  }
+  document.body.dataset.loaded = 'yes';
+});`;
+  return `<!doctype html><title>Overview</title><ul id="cards"></ul><script>${script}</script>`;
+}
+
+describe("Kong Manager's Overview page in Chromium", () => {
+  let db: TestDatabase;
+  let node: SpawnedProcess;
+  let pages: Server;
+  let browser: Browser | null = null;
+  let adminUrl: string;
+  let managerOrigin: string;
+  let proxyPort: number;
+  let proxyTlsPort: number;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ prefix: 'kong_overview' });
+    pages = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'text/html');
+      res.end(overviewPage(adminUrl));
+    });
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    managerOrigin = `http://manager.test:${(pages.address() as AddressInfo).port}`;
+    const [proxy, proxyTls, adminPort] = await freePorts(3);
+    proxyPort = proxy!;
+    proxyTlsPort = proxyTls!;
+    adminUrl = `http://127.0.0.1:${adminPort}`;
+    const url = new URL(db.url);
+    node = await spawnProcess(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+      name: 'gatehouse start (Kong names)',
+      cwd: ROOT,
+      env: {
+        GATEHOUSE_WORKERS: '1',
+        KONG_DATABASE: 'postgres',
+        KONG_PG_HOST: url.hostname,
+        KONG_PG_PORT: url.port || '5432',
+        KONG_PG_USER: decodeURIComponent(url.username),
+        KONG_PG_PASSWORD: decodeURIComponent(url.password),
+        KONG_PG_DATABASE: url.pathname.slice(1),
+        KONG_PROXY_LISTEN: `127.0.0.1:${proxyPort}, 127.0.0.1:${proxyTlsPort} http2 ssl`,
+        KONG_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
+        KONG_ADMIN_GUI_URL: managerOrigin,
+        KONG_LOG_LEVEL: 'warn',
+      },
+      readyPattern: /proxy listening/,
+      timeoutMs: Number(process.env.E2E_START_TIMEOUT_MS ?? 60_000),
+    });
+    if (!existsSync(CHROMIUM)) {
+      // outside CI a machine without chromium leaves the browser check out; CI installs it (.ci/run)
+      if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: CI must install chromium`);
+      return;
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP *.test 127.0.0.1'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await node?.stop();
+    await new Promise((resolve) => pages?.close(resolve));
+    await db?.drop();
+  });
+
+  it('shows the datastore card and the proxy ports', async () => {
+    if (!browser) return;
+    const tab = await browser.newPage();
+    await tab.goto(`${managerOrigin}/overview`);
+    await tab.waitForSelector('body[data-loaded="yes"]');
+    const shown = Object.fromEntries(
+      await tab.$$eval('[data-item]', (items) => items.map((li) => [(li as unknown as { dataset: { item: string } }).dataset.item, li.textContent])),
+    );
+    const url = new URL(db.url);
+    expect(shown).toEqual({
+      'gateway/edition': 'community',
+      'gateway/version': expect.stringMatching(/^\d+\.\d+\.\d+/),
+      'node/address': adminUrl.replace('http://', ''),
+      'node/hostname': expect.any(String),
+      'ports/port': '--',
+      'ports/ssl': '--',
+      'ports/proxy': String(proxyPort),
+      'ports/proxy ssl': String(proxyTlsPort),
+      'datastore/type': 'postgres',
+      'datastore/user': decodeURIComponent(url.username),
+      'datastore/host': url.hostname,
+      'datastore/port': url.port || '5432',
+      'datastore/ssl': 'false',
+    });
+    await tab.close();
+  });
+});
