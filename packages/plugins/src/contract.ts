@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 import type { CacheStore } from './proxy-cache/stores';
-import type { PluginQueues } from './shared/queue';
+import type { PluginQueues } from './shared/plugin-queues';
 import type { PeriodLimit, Tally } from './rate-limiting/tally';
 import type { RequestSpans, TracingSettings } from './shared/tracing/request-spans';
 

@@ -2,9 +2,10 @@ import { definePlugin } from '../contract';
 import { nowMs } from '../shared/tracing/request-spans';
 import { TracingHttpSender } from '../shared/tracing/http-sender';
 import { sampledByTraceId } from '../shared/tracing/sampler';
-import { pluginQueueConfig } from '../shared/queue-schema';
+import { queueConfigOf } from '../shared/queue-schema';
 import { SpanExport } from '../shared/tracing/span-queue';
-import { encodeTraces, traceResource, type ExportSpan } from './otlp';
+import { TraceEncoder, type ExportSpan } from './otlp';
+import { resourceBytes } from './proto';
 import { checkOpenTelemetryConfig, openTelemetryConfigSchema, type OpenTelemetryConfig } from './schema';
 import { propagateTrace, TRACE_DECISION, type TraceDecision } from './traces';
 
@@ -20,8 +21,8 @@ const exporter = new SpanExport<OpenTelemetryConfig, ExportSpan>('opentelemetry'
   const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
   const defaults: Record<string, string> = { 'service.version': OPENTELEMETRY_VERSION };
   if (runtime.nodeId !== undefined) defaults['service.instance.id'] = runtime.nodeId;
-  const resource = traceResource(config.resource_attributes, defaults);
-  return { send: (batch) => sender.send(encodeTraces(batch, resource)), close: () => sender.close() };
+  const encoder = new TraceEncoder(resourceBytes(config.resource_attributes, defaults));
+  return { send: (batch) => sender.send(encoder.encode(batch)), close: () => sender.close() };
 });
 
 function undecidedTrace(globalRate: number | undefined, config: OpenTelemetryConfig, traceId: string): TraceDecision {
@@ -58,7 +59,8 @@ export const openTelemetry = definePlugin<OpenTelemetryConfig, unknown>({
     root.attributes['http.status_code'] = summary.status;
     root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
     spans.finishOpen(nowMs());
-    const entries = spans.spans.map((span) => ({ traceId: decision.traceId, sampled: true, span }));
-    exporter.add(ctx.runtime, ctx.pluginId, config, pluginQueueConfig(config.queue, config), entries);
+    const traceId = decision.traceId;
+    const entries = spans.spans.map((span): ExportSpan => ({ traceId, span }));
+    exporter.add(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), entries);
   },
 });
