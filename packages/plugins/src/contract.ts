@@ -218,6 +218,8 @@ export interface PluginRuntime {
   redisPrefix?: string;
   /** where plugins log; JSON lines on stderr when absent */
   log?: PluginLogger;
+  /** the node's log level now, in Kong's names (`debug` … `emerg`); absent, every level counts */
+  logLevel?: () => string;
   /**
    * where oauth2 keeps its tokens and authorization codes, shared with the control plane's `/oauth2_tokens`: a
    * `MemoryTokenStore` in embedded mode; absent, oauth2 uses Redis through `redis` (keys under `<redisPrefix>oauth2:`)

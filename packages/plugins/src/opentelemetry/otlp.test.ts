@@ -43,7 +43,7 @@ function requestSpans(i: number): ExportSpan[] {
 describe('OTLP trace encoding', () => {
   it('writes the bytes the generated ExportTraceServiceRequest class writes for the same spans, batch after batch', () => {
     const attributes = { 'service.name': 'edge', 'service.version': '3.9.0', 'deployment.environment': 'test' };
-    const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'edge', 'deployment.environment': 'test' }, { 'service.version': '3.9.0' }));
+    const encoder = new TraceEncoder(resourceBytes(attributes));
     // enough requests for the attribute cache to fill up for the per-request values
     for (let round = 0; round < 3; round++) {
       const batch = Array.from({ length: 120 }, (_, i) => requestSpans(round * 120 + i)).flat();

@@ -68,10 +68,14 @@ export function anyValue(key: string, value: AttributeValue): AnyValue {
   return key === 'http.status_code' ? { intValue: value } : { doubleValue: value };
 }
 
-/** The encoded `Resource` of an exporter: `service.name` `kong` and the defaults, overridden by `resource_attributes`. */
-export function resourceBytes(attributes: Record<string, string> | null, defaults: Record<string, string>): Uint8Array {
-  const all: Record<string, string> = { 'service.name': 'kong', ...defaults, ...(attributes ?? {}) };
-  return otlp.Resource.encode({ attributes: Object.keys(all).map((key) => ({ key, value: anyValue(key, all[key]!) })) }).finish();
+/** Attributes as OTLP `KeyValue` objects, for the generated classes. */
+export function keyValues(attributes: Readonly<Record<string, AttributeValue>>): Array<{ key: string; value: object }> {
+  return Object.keys(attributes).map((key) => ({ key, value: anyValue(key, attributes[key]!) }));
+}
+
+/** An exporter's `Resource`, encoded once. */
+export function resourceBytes(attributes: Readonly<Record<string, string>>): Uint8Array {
+  return otlp.Resource.encode({ attributes: keyValues(attributes) }).finish();
 }
 
 /** The instrumentation scope Kong names its spans and logs with, encoded. */
