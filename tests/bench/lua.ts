@@ -3,10 +3,12 @@
 //     (baseline), the gateway's sandbox (fengari, what pre-function runs), and wasmoon (Lua 5.4 in WebAssembly, the
 //     other VM on the registry) calling the same JavaScript host function;
 //   - a kong-pdk-style JavaScript plugin setting one header against the same logic as a native plugin (one access call);
-//   - key-auth + that pre-function against key-auth alone, through a data plane (target ≥ 0.85×).
+//   - key-auth + that pre-function against key-auth alone, through data planes loaded in alternating rounds, with each
+//     one's CPU time per request (target ≥ 0.85×).
 import { LuaFactory } from 'wasmoon';
 import { definePlugin, kongPdkPlugin, luaSandbox, newExchange, z, type PluginContext, type PluginDefinition } from '@gatehouse/plugins';
-import { here, load, printTable, startScript, type LoadResult } from './harness';
+import { here, printTable, startScript, type Started } from './harness';
+import { interleaved, medianRoundRatio, micros } from './interleaved';
 
 const SNIPPET = 'kong.service.request.set_header("x-lua", "1")';
 
@@ -92,26 +94,26 @@ async function measureJsPdk(ms: number): Promise<void> {
   console.log(`  ${'kong-pdk plugin'.padEnd(34)} ${pdkNs.toFixed(0).padStart(8)} ns   ${(nativeNs / pdkNs).toFixed(4)}×`);
 }
 
-async function measureProxy(upstreamUrl: string, name: string, scenario: string, opts: { connections: number; seconds: number; apiKey: string }): Promise<LoadResult> {
-  const server = await startScript(here('servers/dataplane-lua.ts'), { UPSTREAM_URL: upstreamUrl, API_KEY: opts.apiKey, SCENARIO: scenario });
-  try {
-    return await load(name, `http://127.0.0.1:${server.port}/bench`, { connections: opts.connections, seconds: opts.seconds, headers: { apikey: opts.apiKey } });
-  } finally {
-    await server.stop();
-  }
-}
-
 export async function benchLua(opts: { connections: number; seconds: number; apiKey: string }): Promise<void> {
   await measureCalls(Math.max(500, opts.seconds * 300));
   await measureJsPdk(Math.max(500, opts.seconds * 300));
   const upstream = await startScript(here('servers/upstream.ts'));
+  const servers: Started[] = [];
   try {
     const url = `http://127.0.0.1:${upstream.port}`;
-    const base = await measureProxy(url, 'lua: key-auth alone', 'key-auth', opts);
-    const candidate = await measureProxy(url, 'lua: key-auth + pre-function (one header)', 'key-auth-pre-function', opts);
+    for (const scenario of ['key-auth', 'key-auth-pre-function']) servers.push(await startScript(here('servers/dataplane-lua.ts'), { UPSTREAM_URL: url, API_KEY: opts.apiKey, SCENARIO: scenario }));
+    // loaded in alternating rounds, with each data plane's CPU time per request, as the machine's load changes
+    const names = ['lua: key-auth alone', 'lua: key-auth + pre-function (one header)'];
+    const contenders = servers.map((s, i) => ({ name: names[i]!, url: `http://127.0.0.1:${s.port}/bench`, pid: s.child.pid!, headers: { apikey: opts.apiKey } }));
+    const [base, candidate] = await interleaved(contenders, opts);
     console.log('\nkey-auth + pre-function setting one header vs key-auth alone (target ≥ 0.85×)');
-    printTable([base, candidate], base);
+    printTable([base!, candidate!], base!);
+    const rounds = medianRoundRatio(candidate!.rounds, base!.rounds);
+    const cpu = medianRoundRatio(candidate!.cpuRounds, base!.cpuRounds, false);
+    console.log(`median round ratio ${rounds?.toFixed(2) ?? 'n/a'}×, data-plane CPU per request ratio ${cpu?.toFixed(2) ?? 'n/a'}×`);
+    console.log(`data-plane CPU per request: ${micros(base!.serverCpuUs)} alone, ${micros(candidate!.serverCpuUs)} with the pre-function`);
   } finally {
+    for (const s of servers) await s.stop();
     await upstream.stop();
   }
 }

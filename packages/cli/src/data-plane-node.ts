@@ -16,7 +16,7 @@ import { Registry } from 'prom-client';
 import type { NodeMetrics } from './node-metrics';
 import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
 import { startDataPlanePrimary } from './data-plane-primary';
-import type { Logger } from './logger';
+import { currentLogLevel, type Logger } from './logger';
 import { acmeOnDemand, compileForServing, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
 import type { Settings } from './settings';
 
@@ -54,7 +54,7 @@ export async function startDataPlaneNode(
   if (redis) nodeMetrics?.watchRedis(redis);
   const pluginLog = { warn: log.warn, error: log.error };
   const queues = new PluginQueues(queueLogger(pluginLog));
-  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, syslogAddress: settings.syslogAddress, log: pluginLog, queues, nodeId: id };
+  const runtime: PluginRuntime = { ...extraRuntime, redisPrefix: settings.redisPrefix, syslogAddress: settings.syslogAddress, log: pluginLog, logLevel: currentLogLevel, queues, nodeId: id };
   if (redis) runtime.redis = redis;
   // proxy-cache's memory strategy: one cache per node; purges from the admin API arrive over Redis pub/sub
   const cacheMemory = runtime.proxyCacheMemory instanceof MemoryCacheStore ? runtime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);

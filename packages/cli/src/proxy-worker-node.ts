@@ -10,7 +10,7 @@ import {
 import { bundledPlugins, openPlugins, PluginQueues, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
-import { isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
+import { currentLogLevel, isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
 import { acmeOnDemand, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
 import type { Settings } from './settings';
 
@@ -60,6 +60,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
     redisPrefix: settings.redisPrefix,
     syslogAddress: settings.syslogAddress,
     log: pluginLog,
+    logLevel: currentLogLevel,
     queues,
     nodeId: id,
     rateLimitCounters: stores.rateLimitCounters,

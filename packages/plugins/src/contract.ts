@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { AppliedChange, ConfigRow, Consumer, EntityDefinition, Route, Service, SnapshotConfig } from '@gatehouse/core';
 import type { TokenStore as OAuth2TokenStore } from './oauth2/token-store';
 import type { CacheStore } from './proxy-cache/stores';
-import type { PluginQueues } from './shared/queue';
+import type { PluginQueues } from './shared/plugin-queues';
 import type { PeriodLimit, Tally } from './rate-limiting/tally';
 import type { RequestSpans, TracingSettings } from './shared/tracing/request-spans';
 
@@ -236,6 +236,8 @@ export interface PluginRuntime {
   redisPrefix?: string;
   /** where plugins log; JSON lines on stderr when absent */
   log?: PluginLogger;
+  /** the node's log level now, in Kong's names (`debug` … `emerg`); absent, every level counts */
+  logLevel?: () => string;
   /**
    * where oauth2 keeps its tokens and authorization codes, shared with the control plane's `/oauth2_tokens`: a
    * `MemoryTokenStore` in embedded mode; absent, oauth2 uses Redis through `redis` (keys under `<redisPrefix>oauth2:`)

@@ -1,14 +1,17 @@
-import { definePlugin } from '../contract';
+import { definePlugin, type ExchangeSummary, type PluginContext } from '../contract';
 import { nowMs } from '../shared/tracing/request-spans';
 import { TracingHttpSender } from '../shared/tracing/http-sender';
 import { sampledByTraceId } from '../shared/tracing/sampler';
-import { pluginQueueConfig } from '../shared/queue-schema';
+import { queueConfigOf } from '../shared/queue-schema';
 import { SpanExport } from '../shared/tracing/span-queue';
-import { encodeTraces, traceResource, type ExportSpan } from './otlp';
+import { TraceEncoder, type ExportSpan } from './otlp';
+import { closeLogExporters, exportRequestLogs } from './logs';
+import { resourceBytes } from './proto';
+import { OPENTELEMETRY_VERSION, resourceAttributes } from './resource';
 import { checkOpenTelemetryConfig, openTelemetryConfigSchema, type OpenTelemetryConfig } from './schema';
 import { propagateTrace, TRACE_DECISION, type TraceDecision } from './traces';
 
-export const OPENTELEMETRY_VERSION = '3.9.0';
+export { OPENTELEMETRY_VERSION };
 
 function tracesEndpoint(config: OpenTelemetryConfig): string | null {
   return config.traces_endpoint ?? config.endpoint;
@@ -18,10 +21,8 @@ function tracesEndpoint(config: OpenTelemetryConfig): string | null {
 const exporter = new SpanExport<OpenTelemetryConfig, ExportSpan>('opentelemetry', ':traces', (config) => JSON.stringify([tracesEndpoint(config), config.headers, config.resource_attributes, config.connect_timeout, config.send_timeout, config.read_timeout]), (config, runtime) => {
   const headers = { 'content-type': 'application/x-protobuf', ...(config.headers ?? {}) };
   const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
-  const defaults: Record<string, string> = { 'service.version': OPENTELEMETRY_VERSION };
-  if (runtime.nodeId !== undefined) defaults['service.instance.id'] = runtime.nodeId;
-  const resource = traceResource(config.resource_attributes, defaults);
-  return { send: (batch) => sender.send(encodeTraces(batch, resource)), close: () => sender.close() };
+  const encoder = new TraceEncoder(resourceBytes(resourceAttributes(config, runtime)));
+  return { send: (batch) => sender.send(encoder.encode(batch)), close: () => sender.close() };
 });
 
 function undecidedTrace(globalRate: number | undefined, config: OpenTelemetryConfig, traceId: string): TraceDecision {
@@ -29,13 +30,34 @@ function undecidedTrace(globalRate: number | undefined, config: OpenTelemetryCon
 }
 
 /** Closes the collectors' connections (shutdown, tests). */
-export function closeOpenTelemetryExporters(): Promise<void> {
-  return exporter.close();
+export async function closeOpenTelemetryExporters(): Promise<void> {
+  await Promise.all([exporter.close(), closeLogExporters()]);
+}
+
+/**
+ * Log phase, traces: the request's spans go to `traces_endpoint` when it is sampled (a request answered before the
+ * access hook ran, an authentication refusal, is sampled by its own id). The request's trace decision, if any.
+ */
+function exportSpans(ctx: PluginContext, config: OpenTelemetryConfig, summary: ExchangeSummary): TraceDecision | null {
+  const spans = ctx.spans ?? null;
+  const decided = ctx.locals?.get(TRACE_DECISION) as TraceDecision | undefined;
+  if (spans === null) return decided ?? null;
+  const decision = decided ?? undecidedTrace(ctx.runtime.tracing?.samplingRate, config, spans.traceId);
+  if (!decision.sampled) return decision;
+  const root = spans.root;
+  root.attributes['http.status_code'] = summary.status;
+  root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
+  spans.finishOpen(nowMs());
+  const traceId = decision.traceId;
+  const entries = spans.spans.map((span): ExportSpan => ({ traceId, span }));
+  exporter.add(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), entries);
+  return decision;
 }
 
 /**
  * Kong's opentelemetry: propagates tracing headers per `propagation`; with tracing instrumentations on, exports the
- * request's spans (the `kong` span and the instrumented stages) over OTLP/HTTP to `traces_endpoint` when sampled.
+ * request's spans (the `kong` span and the instrumented stages) over OTLP/HTTP to `traces_endpoint` when sampled;
+ * with `logs_endpoint`, the log lines written during the request (`kong.log`, `ngx.log` in Lua snippets) over OTLP/HTTP.
  */
 export const openTelemetry = definePlugin<OpenTelemetryConfig, unknown>({
   name: 'opentelemetry',
@@ -49,16 +71,10 @@ export const openTelemetry = definePlugin<OpenTelemetryConfig, unknown>({
     if (tracesEndpoint(config) !== null) propagateTrace(ctx, config);
   },
   log: (ctx, config, summary) => {
-    const spans = ctx.spans ?? null;
-    if (spans === null || tracesEndpoint(config) === null) return;
-    // a request answered before this plugin's access hook ran (an authentication refusal) is sampled by its own id
-    const decision = (ctx.locals?.get(TRACE_DECISION) as TraceDecision | undefined) ?? undecidedTrace(ctx.runtime.tracing?.samplingRate, config, spans.traceId);
-    if (!decision.sampled) return;
-    const root = spans.root;
-    root.attributes['http.status_code'] = summary.status;
-    root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
-    spans.finishOpen(nowMs());
-    const entries = spans.spans.map((span) => ({ traceId: decision.traceId, sampled: true, span }));
-    exporter.add(ctx.runtime, ctx.pluginId, config, pluginQueueConfig(config.queue, config), entries);
+    const decision = tracesEndpoint(config) !== null ? exportSpans(ctx, config, summary) : null;
+    if (config.logs_endpoint !== null) {
+      const trace = decision !== null ? { traceId: decision.traceId, flags: decision.sampled ? 1 : 0 } : null;
+      exportRequestLogs(ctx, config, queueConfigOf(config), summary.requestId, trace);
+    }
   },
 });

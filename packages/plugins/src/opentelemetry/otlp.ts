@@ -1,84 +1,68 @@
-// a static import, so the built CLI bundles the generated class with the rest
-import generatedRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
-import type { RecordedSpan, SpanAttributes } from '../shared/tracing/request-spans';
+import type { RecordedSpan } from '../shared/tracing/request-spans';
+import { AttributeWriter, HexIds, unixNanos } from './fields';
+import { fieldTag, KONG_SCOPE, otlp, Writer } from './proto';
 
-/** The instrumentation scope Kong names its spans with. */
-const SCOPE = { name: 'kong-internal', version: '0.1.0' };
-
-/** A span ready to export: its trace and whether it is sampled are the request's, decided by the plugin. */
+/** A span ready to export, with its request's trace id (the span records only their own ids). */
 export interface ExportSpan {
   traceId: string;
-  sampled: boolean;
   span: RecordedSpan;
 }
 
-type AnyValue = { stringValue: string } | { boolValue: boolean } | { intValue: number } | { doubleValue: number };
-interface KeyValue {
-  key: string;
-  value: AnyValue;
-}
-/** a 64-bit protobuf integer as protobufjs takes it */
-interface LongBits {
-  low: number;
-  high: number;
-  unsigned: true;
-}
-interface ExportTraceServiceRequestCodec {
-  encode(message: unknown): { finish(): Uint8Array };
-}
+// the keys the generated classes write, read from their own encodings (see `fieldTag`)
+const EMPTY = new Uint8Array(0);
+const T = {
+  resourceSpans: fieldTag(otlp.ExportTraceServiceRequest, { resourceSpans: [{}] }),
+  resource: fieldTag(otlp.ResourceSpans, { resource: {} }),
+  scopeSpans: fieldTag(otlp.ResourceSpans, { scopeSpans: [{}] }),
+  scope: fieldTag(otlp.ScopeSpans, { scope: {} }),
+  span: fieldTag(otlp.ScopeSpans, { spans: [{}] }),
+  traceId: fieldTag(otlp.Span, { traceId: EMPTY }),
+  spanId: fieldTag(otlp.Span, { spanId: EMPTY }),
+  parentSpanId: fieldTag(otlp.Span, { parentSpanId: EMPTY }),
+  name: fieldTag(otlp.Span, { name: '' }),
+  kind: fieldTag(otlp.Span, { kind: 0 }),
+  start: fieldTag(otlp.Span, { startTimeUnixNano: 0 }),
+  end: fieldTag(otlp.Span, { endTimeUnixNano: 0 }),
+  attribute: fieldTag(otlp.Span, { attributes: [{}] }),
+  status: fieldTag(otlp.Span, { status: {} }),
+};
+/** a span's `Status` message per code (unset, ok, error), encoded once */
+const STATUS = [0, 1, 2].map((code) => otlp.Status.encode({ code }).finish());
 
 /**
- * The OTLP `ExportTraceServiceRequest` protobuf class generated from OpenTelemetry's .proto files, as the OpenTelemetry
- * project's `@opentelemetry/otlp-transformer` ships it (its serializer encodes through the same class). The
- * transformer's public serializer takes the SDK's span objects and converts them first, which costs as much again as
- * the encoding: the plugin builds the message from its own spans and has the generated class encode it.
+ * Encodes batches of spans as OTLP/HTTP protobuf `ExportTraceServiceRequest`s for one exporter (one resource): the
+ * resource and Kong's scope are encoded once, attributes and span names once per distinct value (`AttributeWriter`),
+ * ids are decoded from hex into one buffer per batch, and each span is written straight from its record in the
+ * generated classes' field order, so the bytes are those `ExportTraceServiceRequest.encode` makes of the same spans.
  */
-// the generated module is typed as a reflection Root, but it is pbjs's static module: plain namespaces of classes
-const staticRoot = generatedRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ExportTraceServiceRequestCodec } } } } } };
-const ExportTraceServiceRequest = staticRoot.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+export class TraceEncoder {
+  private readonly attributes = new AttributeWriter(T.attribute);
 
-function anyValue(key: string, value: string | number | boolean): AnyValue {
-  if (typeof value === 'string') return { stringValue: value };
-  if (typeof value === 'boolean') return { boolValue: value };
-  // as Kong: http.status_code is an integer, every other number a double
-  return key === 'http.status_code' ? { intValue: value } : { doubleValue: value };
-}
+  constructor(private readonly resource: Uint8Array) {}
 
-function keyValues(attributes: SpanAttributes): KeyValue[] {
-  const out: KeyValue[] = [];
-  for (const key in attributes) out.push({ key, value: anyValue(key, attributes[key]!) });
-  return out;
-}
+  encode(batch: readonly ExportSpan[]): Uint8Array {
+    const ids = new HexIds(batch.length * 32);
+    const w = Writer.create();
+    w.uint32(T.resourceSpans).fork().uint32(T.resource).bytes(this.resource);
+    w.uint32(T.scopeSpans).fork().uint32(T.scope).bytes(KONG_SCOPE);
+    for (let i = 0; i < batch.length; i++) this.span(w, ids, batch[i]!);
+    return w.ldelim().ldelim().finish();
+  }
 
-/** epoch milliseconds (with sub-millisecond digits) as unsigned 64-bit nanoseconds */
-function unixNanos(epochMs: number): LongBits {
-  const seconds = Math.floor(epochMs / 1000);
-  const ns = BigInt(seconds) * 1_000_000_000n + BigInt(Math.round((epochMs - seconds * 1000) * 1e6));
-  return { low: Number(ns & 0xffffffffn), high: Number(ns >> 32n), unsigned: true };
-}
-
-/** The resource of the exported spans: `service.name` `kong` and the defaults, overridden by `resource_attributes`. */
-export function traceResource(attributes: Record<string, string> | null, defaults: Record<string, string>): KeyValue[] {
-  return keyValues({ 'service.name': 'kong', ...defaults, ...(attributes ?? {}) });
-}
-
-function otlpSpan(entry: ExportSpan): Record<string, unknown> {
-  const { span } = entry;
-  return {
-    traceId: Buffer.from(entry.traceId, 'hex'),
-    spanId: Buffer.from(span.spanId, 'hex'),
-    ...(span.parentId !== null ? { parentSpanId: Buffer.from(span.parentId, 'hex') } : {}),
-    name: span.name,
+  private span(w: Writer, ids: HexIds, entry: ExportSpan): void {
+    const { span } = entry;
+    w.uint32(T.span).fork();
+    w.uint32(T.traceId).bytes(ids.trace(entry.traceId));
+    w.uint32(T.spanId).bytes(ids.span(span.spanId));
+    if (span.parentId !== null) w.uint32(T.parentSpanId).bytes(ids.parent(span.parentId));
+    // a string field's bytes are its UTF-8 text: a name seen before is written from its cached bytes
+    w.uint32(T.name).bytes(this.attributes.text(span.name));
     // the API's kinds (internal 0, server 1, client 2) are OTLP's less one
-    kind: span.kind + 1,
-    startTimeUnixNano: unixNanos(span.startMs),
-    endTimeUnixNano: unixNanos(span.endMs ?? span.startMs),
-    attributes: keyValues(span.attributes),
-    status: { code: span.status },
-  };
-}
-
-/** An OTLP/HTTP protobuf `ExportTraceServiceRequest` for a batch of spans, under one resource and Kong's scope. */
-export function encodeTraces(batch: readonly ExportSpan[], resource: KeyValue[]): Uint8Array {
-  return ExportTraceServiceRequest.encode({ resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ scope: SCOPE, spans: batch.map(otlpSpan) }] }] }).finish();
+    w.uint32(T.kind).int32(span.kind + 1);
+    w.uint32(T.start).fixed64(unixNanos(span.startMs));
+    w.uint32(T.end).fixed64(unixNanos(span.endMs ?? span.startMs));
+    this.attributes.write(w, span.attributes);
+    w.uint32(T.status).bytes(STATUS[span.status]!);
+    w.ldelim();
+  }
 }

@@ -2,6 +2,7 @@ import type { SnapshotConfig } from '@gatehouse/core';
 import { definePlugin, type PluginContext, type PluginDefinition, type PluginLogger, type PluginResponse, type UpstreamResponse } from '../contract';
 import { newExchange, type PdkExchange, type PdkPhase } from '../pdk/exchange';
 import { luaSandbox } from '../pdk/lua/sandbox';
+import { perConfig } from '../shared/per-config';
 import { checkServerlessConfig, SERVERLESS_PHASES, serverlessConfigSchema, type ServerlessConfig } from './schema';
 
 /**
@@ -14,9 +15,13 @@ import { checkServerlessConfig, SERVERLESS_PHASES, serverlessConfigSchema, type 
 
 const BODY_READERS = /get_raw_body|get_body|read_body|get_body_data/;
 
-function stderrLog(): PluginLogger {
-  return { error: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'error', message, ...detail })}\n`) };
-}
+const STDERR_LOG: PluginLogger = { error: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'error', message, ...detail })}\n`) };
+
+/** what a configuration's request phases need, worked out once per configuration rather than per request */
+const requestPlan = perConfig((config: ServerlessConfig) => {
+  const sources = [...config.rewrite, ...config.access];
+  return { runs: sources.length > 0, readsBody: sources.some((source) => BODY_READERS.test(source)) };
+});
 
 function runPhase(name: string, phase: PdkPhase, sources: readonly string[], ex: PdkExchange): PluginResponse | null {
   const sandbox = luaSandbox();
@@ -33,21 +38,22 @@ function runPhase(name: string, phase: PdkPhase, sources: readonly string[], ex:
 }
 
 function requestPhases(name: string, ctx: PluginContext, config: ServerlessConfig): PluginResponse | void | Promise<PluginResponse | void> {
-  const sources = [...config.rewrite, ...config.access];
-  if (sources.length === 0) return;
-  const log = ctx.runtime.log ?? stderrLog();
+  const plan = requestPlan(config);
+  if (!plan.runs) return;
+  const log = ctx.runtime.log ?? STDERR_LOG;
   const run = (body: Buffer | null): PluginResponse | void => {
-    const rewrite = newExchange(ctx, 'rewrite', name, log, { requestBody: body });
-    const early = runPhase(name, 'rewrite', config.rewrite, rewrite);
-    if (early !== null) return early;
+    if (config.rewrite.length > 0) {
+      const early = runPhase(name, 'rewrite', config.rewrite, newExchange(ctx, 'rewrite', name, log, { requestBody: body }));
+      if (early !== null) return early;
+    }
+    if (config.access.length === 0) return;
     return runPhase(name, 'access', config.access, newExchange(ctx, 'access', name, log, { requestBody: body })) ?? undefined;
   };
-  if (sources.some((source) => BODY_READERS.test(source))) return ctx.req.readBody().then(run);
-  return run(null);
+  return plan.readsBody ? ctx.req.readBody().then(run) : run(null);
 }
 
 function responsePhases(name: string, ctx: PluginContext, config: ServerlessConfig, res: UpstreamResponse): void {
-  const log = ctx.runtime.log ?? stderrLog();
+  const log = ctx.runtime.log ?? STDERR_LOG;
   if (config.header_filter.length > 0) runPhase(name, 'header_filter', config.header_filter, newExchange(ctx, 'header_filter', name, log, { response: res }));
   if (config.body_filter.length === 0) return;
   res.transformBody((body) => {
@@ -91,7 +97,7 @@ export function serverlessPlugin(name: 'pre-function' | 'post-function', priorit
     response: (ctx, config, res) => responsePhases(name, ctx, config, res),
     log: (ctx, config, summary) => {
       if (config.log.length === 0) return;
-      runPhase(name, 'log', config.log, newExchange(ctx, 'log', name, ctx.runtime.log ?? stderrLog(), { summary }));
+      runPhase(name, 'log', config.log, newExchange(ctx, 'log', name, ctx.runtime.log ?? STDERR_LOG, { summary }));
     },
   });
 }

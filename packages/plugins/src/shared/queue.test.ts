@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { BatchQueue, PluginQueues, type BatchHandler, type QueueSpec } from './queue';
+import { BatchQueue, type BatchHandler, type QueueSpec } from './queue';
+import { PluginQueues } from './plugin-queues';
 import { pluginQueueConfig, queueField, queueSchema, type QueueConfig } from './queue-schema';
 
 function recorder() {

@@ -1,5 +1,6 @@
 import type { PluginLogger, PluginRuntime } from '../contract';
-import { PluginQueues, type QueueLogger } from './queue';
+import { type QueueLogger } from './queue';
+import { PluginQueues } from './plugin-queues';
 
 /** Queue log lines through a plugin logger (JSON lines on stderr when the runtime has none). */
 export function queueLogger(log: PluginLogger | undefined): QueueLogger {

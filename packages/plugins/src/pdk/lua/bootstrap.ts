@@ -118,12 +118,16 @@ kong.client = surface("kong.client", {
   get_forwarded_port = host.client_get_port, get_consumer = host.client_get_consumer,
   get_credential = host.client_get_credential, get_protocol = host.request_get_scheme,
 })
+-- where a log line was written (the snippet's chunk and line) goes with it, as Kong's observability logs keep it
+local getinfo = debug.getinfo
+local function log_line(level, ...)
+  local parts = {}
+  for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+  local info = getinfo(3, "nSl") or {}
+  host.log(level, table.concat(parts), info.currentline, info.source, info.name, info.namewhat, info.what)
+end
 local function logger(level)
-  return function(...)
-    local parts = {}
-    for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
-    host.log(level, table.concat(parts))
-  end
+  return function(...) log_line(level, ...) end
 end
 kong.log = surface("kong.log", {
   debug = logger("debug"), info = logger("info"), notice = logger("notice"), warn = logger("warn"),
@@ -150,9 +154,7 @@ local ngx = {
     if host.ngx_exit(status) then error(host.exit_marker, 0) end
   end,
   log = function(level, ...)
-    local parts = {}
-    for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
-    host.log(string_lower(LOG_LEVELS[(level or 0) + 1] or "notice"), table.concat(parts))
+    log_line(string_lower(LOG_LEVELS[(level or 0) + 1] or "notice"), ...)
   end,
   encode_args = host.ngx_encode_args, decode_args = host.ngx_decode_args,
   re = surface("ngx.re", { match = host.ngx_re_match, find = host.ngx_re_find }),

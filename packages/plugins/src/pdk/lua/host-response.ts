@@ -1,6 +1,7 @@
 import { defaultMessage, type PdkExchange, type PdkPhase } from '../exchange';
 import type { LuaValue } from './marshal';
 import type { HostFunctions } from './vm';
+import { pushRequestLog } from '../../shared/request-logs';
 
 /**
  * The write side of the PDK subset: `kong.response.*`, `kong.service.request.*`, `kong.log.*`, `ngx.exit`/`say`/
@@ -117,12 +118,14 @@ export function responseHost(current: Current): HostFunctions {
     },
     ...serviceRequestHost(current),
     ...ngxOutputHost(current),
-    log: (level, message) => {
+    log: (level, message, line, source, name, namewhat, what) => {
       const ex = current();
+      const text = (v: LuaValue | undefined) => (typeof v === 'string' ? v : undefined);
+      pushRequestLog(ex.ctx, str(level), str(message), { currentLine: typeof line === 'number' ? line : undefined, source: text(source), name: text(name), namewhat: text(namewhat), what: text(what) });
       const detail = { plugin: ex.plugin, phase: ex.phase };
-      const text = `[${ex.plugin}] ${str(message)}`;
-      if (level === 'warn' || level === 'notice') (ex.logger.warn ?? ex.logger.error)(text, detail);
-      else if (level === 'err' || level === 'crit' || level === 'alert' || level === 'emerg') ex.logger.error(text, detail);
+      const written = `[${ex.plugin}] ${str(message)}`;
+      if (level === 'warn' || level === 'notice') (ex.logger.warn ?? ex.logger.error)(written, detail);
+      else if (level === 'err' || level === 'crit' || level === 'alert' || level === 'emerg') ex.logger.error(written, detail);
     },
     log_set_serialize_value: (key, value) => {
       current().ctx.logValues?.set(str(key), value);

@@ -35,8 +35,7 @@ export class SpanExport<Config extends { queue: QueueConfig }, T> {
       spec = { name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: queue, handler: this.handlerFor(config, runtime) };
       this.specs.set(config, spec);
     }
-    const queues = queuesFor(runtime);
-    for (const entry of entries) queues.enqueue(spec, entry);
+    queuesFor(runtime).enqueueAll(spec, entries);
   }
 
   private handlerFor(config: Config, runtime: PluginRuntime): BatchHandler<T> {

@@ -1,0 +1,62 @@
+import { RequestSpans, SpanKind, parseTracingInstrumentations, type RecordedSpan } from '../shared/tracing/request-spans';
+import { unixNanos } from './fields';
+import { TraceEncoder, type ExportSpan } from './otlp';
+import { anyValue, otlp, resourceBytes } from './proto';
+
+/** what the generated class makes of the same spans given as plain objects: the reference the encoder must match */
+function reference(batch: ExportSpan[], resource: Record<string, string>): Uint8Array {
+  const nanos = (ms: number) => {
+    const seconds = Math.floor(ms / 1000);
+    const ns = BigInt(seconds) * 1_000_000_000n + BigInt(Math.round((ms - seconds * 1000) * 1e6));
+    return { low: Number(ns & 0xffffffffn), high: Number(ns >> 32n), unsigned: true };
+  };
+  const keyValues = (attributes: Record<string, string | number | boolean>) => Object.keys(attributes).map((key) => ({ key, value: anyValue(key, attributes[key]!) }));
+  const span = ({ traceId, span: s }: { traceId: string; span: RecordedSpan }) => ({
+    traceId: Buffer.from(traceId, 'hex'),
+    spanId: Buffer.from(s.spanId, 'hex'),
+    ...(s.parentId !== null ? { parentSpanId: Buffer.from(s.parentId, 'hex') } : {}),
+    name: s.name,
+    kind: s.kind + 1,
+    startTimeUnixNano: nanos(s.startMs),
+    endTimeUnixNano: nanos(s.endMs ?? s.startMs),
+    attributes: keyValues(s.attributes),
+    status: { code: s.status },
+  });
+  return otlp.ExportTraceServiceRequest.encode({
+    resourceSpans: [{ resource: { attributes: keyValues(resource) }, scopeSpans: [{ scope: { name: 'kong-internal', version: '0.1.0' }, spans: batch.map(span) }] }],
+  }).finish();
+}
+
+function requestSpans(i: number): ExportSpan[] {
+  const spans = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000.123 + i * 7.654321, { 'http.method': 'GET', 'http.url': `http://example.dev/${i}`, 'kong.request.id': `req-${i}` });
+  spans.traceId = i % 2 === 0 ? spans.traceId : '0af7651916cd43dd8448eb211c80319c';
+  spans.root.parentId = i % 3 === 0 ? null : 'b7ad6b7169203331';
+  spans.endWhen(spans.start('kong.router'));
+  spans.start('kong.balancer', SpanKind.CLIENT, { try_count: 1, 'net.peer.port': 8080, 'net.peer.name': 'up' }, spans.balancerSpanId!);
+  spans.root.attributes['http.status_code'] = 200 + (i % 3);
+  spans.root.attributes['kong.cached'] = i % 2 === 0;
+  spans.root.status = i % 4 === 0 ? 2 : 0;
+  spans.finishOpen(spans.root.startMs + 1.5);
+  return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
+}
+
+describe('OTLP trace encoding', () => {
+  it('writes the bytes the generated ExportTraceServiceRequest class writes for the same spans, batch after batch', () => {
+    const attributes = { 'service.name': 'edge', 'service.version': '3.9.0', 'deployment.environment': 'test' };
+    const encoder = new TraceEncoder(resourceBytes(attributes));
+    // enough requests for the attribute cache to fill up for the per-request values
+    for (let round = 0; round < 3; round++) {
+      const batch = Array.from({ length: 120 }, (_, i) => requestSpans(round * 120 + i)).flat();
+      expect(Buffer.from(encoder.encode(batch)).equals(Buffer.from(reference(batch, attributes)))).toBe(true);
+    }
+  });
+
+  it('turns epoch milliseconds into exact 64-bit nanoseconds', () => {
+    for (const ms of [0, 0.000001, 999.9999994, 1_764_000_000_000.123, 4_102_444_800_000.5, 1_700_000_000_123.987, Date.now() + performance.now() % 1]) {
+      const seconds = Math.floor(ms / 1000);
+      const expected = BigInt(seconds) * 1_000_000_000n + BigInt(Math.round((ms - seconds * 1000) * 1e6));
+      const { low, high } = unixNanos(ms);
+      expect((BigInt(high >>> 0) << 32n) | BigInt(low >>> 0)).toBe(expected);
+    }
+  });
+});
