@@ -9,6 +9,7 @@
 //   BENCH_DBLESS_CONSUMERS (default 100000): the consumer count of the `dbless` scenario's POST /config
 //   BENCH_ONLY=grpc: gRPC unary calls through the data plane vs direct; BENCH_ONLY=stream: TCP MB/s through it vs direct;
 //   BENCH_ONLY=websocket: WebSocket messages/s relayed vs direct
+//   BENCH_ONLY=expressions-router: match cost of BENCH_ROUTER_N expression routes vs as many traditional routes
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
@@ -29,6 +30,7 @@ import { formatDbless, measureDbless } from './dbless';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
 import { measureRouter, printRouter } from './router';
+import { measureExpressionsRouter, printExpressionsRouter } from './expressions-router';
 import { measureGrpc } from './grpc';
 import { measureStream } from './stream';
 import { measureWebSocket } from './websocket';
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
   }
 
   if (!only || only.includes('router')) printRouter(measureRouter());
+  if (!only || only.includes('expressions-router')) printExpressionsRouter(measureExpressionsRouter());
   if (!only || only.includes('grpc')) await measureGrpc({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
   if (!only || only.includes('stream')) await measureStream({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
   if (!only || only.includes('websocket')) await measureWebSocket({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
