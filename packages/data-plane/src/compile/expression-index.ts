@@ -1,5 +1,6 @@
 import { amendAtcExpression, conjunctsOf, parseAtc, type AtcExpression, type LinearRegex } from '@gatehouse/core';
 import { compileExpression, type CompiledExpression, type ExpressionRequest, type MatchState } from './expression-match';
+import { literalPrefix } from './route-entries';
 import type { CompiledRoute } from './types';
 
 /**
@@ -9,9 +10,9 @@ import type { CompiledRoute } from './types';
  * priority, kong/router/transform.lua `EXPRESSION_ONLY_BIT`).
  *
  * The match does not grow with the number of routes for exact hosts, exact paths and path prefixes: each route is
- * filed by what the clauses of its top-level `&&` require (`http.host == "…"`, `=^ "…"` or `^= "…"`; `http.path == "…"`
- * or `^= "…"`; or an `||` of such), and a request looks up only the buckets its host and path reach. Routes without such a clause
- * (regexes, negations, other fields) are tried in rank order.
+ * filed by what the clauses of its top-level `&&` require (`http.host == "…"`, `=^ "…"` or `^= "…"`; `http.path == "…"`,
+ * `^= "…"` or `~ "^literal…"`; or an `||` of such), and a request looks up only the buckets its host and path reach.
+ * Routes without such a clause (unanchored regexes, negations, other fields) are tried in rank order.
  */
 export interface ExpressionEntry {
   route: CompiledRoute;
@@ -83,7 +84,13 @@ function alternatives(e: AtcExpression, field: string, ops: readonly string[]): 
     for (const [op, values] of right) left.set(op, [...(left.get(op) ?? []), ...values]);
     return left;
   }
-  if (e.kind !== 'predicate' || e.field !== field || e.lower || e.value.type !== 'String' || !ops.includes(e.op)) return null;
+  if (e.kind !== 'predicate' || e.field !== field || e.lower || !ops.includes(e.op)) return null;
+  if (e.value.type === 'Regex') {
+    // `^literal…`: whatever it matches starts with the literal text, as a prefix would
+    const literal = e.value.value.startsWith('^') ? literalPrefix(e.value.value.slice(1)) : '';
+    return literal === '' ? null : new Map([['^=', [literal]]]);
+  }
+  if (e.value.type !== 'String') return null;
   return new Map([[e.op, [e.value.value]]]);
 }
 
@@ -99,7 +106,7 @@ function keysOf(e: AtcExpression): Keys {
       }
     }
     if (keys.exactPaths === null && keys.prefixes === null) {
-      const paths = alternatives(clause, 'http.path', ['==', '^=']);
+      const paths = alternatives(clause, 'http.path', ['==', '^=', '~']);
       if (paths !== null) {
         keys.exactPaths = paths.get('==') ?? [];
         keys.prefixes = paths.get('^=') ?? [];

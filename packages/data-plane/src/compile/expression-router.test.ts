@@ -40,7 +40,9 @@ describe('expressions router', () => {
       expr('exact', 'http.path == "/exact"'),
       expr('regex', 'http.path ~ r#"^/items/\\d+$"#'),
       expr('host', 'http.host == "a.test" && http.path ^= "/"'),
+      expr('unanchored', 'http.path ~ "/tail$"'),
     ]);
+    expect(match({ path: '/some/tail' })).toEqual({ name: 'unanchored', matched: '/tail' });
     expect(match({ path: '/api/x' })).toEqual({ name: 'prefix', matched: '/api' });
     expect(match({ path: '/api/x', method: 'POST' })).toBeNull();
     expect(match({ path: '/exact' })).toEqual({ name: 'exact', matched: '/exact' });
