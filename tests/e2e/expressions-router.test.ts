@@ -1,7 +1,8 @@
 // Kong's expressions router (router_flavor = expressions, decision 35) through real processes in both topologies.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { freePorts, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { cleanUp, withHost } from './support/helpers';
+import { startTcpEcho, tcpExchange, type EchoServer } from './support/stream-echo';
 import { createdThrough, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 // starting a topology takes long on a loaded machine
@@ -10,6 +11,9 @@ jest.setTimeout(240_000);
 describe.each(TOPOLOGIES)('expressions router (%s)', (name) => {
   let topology: Topology;
   let upstream: EchoUpstream;
+  /** each data plane's TCP stream listener */
+  let streamPorts: number[];
+  const echoes: EchoServer[] = [];
 
   /** a service whose path names it, so the upstream path shows which route matched */
   const service = (label: string) => createdThrough(topology.adminUrl, '/services', { name: label, url: `${upstream.url}/${label}` });
@@ -28,7 +32,12 @@ describe.each(TOPOLOGIES)('expressions router (%s)', (name) => {
 
   beforeAll(async () => {
     upstream = await startEchoUpstream();
-    topology = await startTopology(name, { env: { GATEHOUSE_ROUTER_FLAVOR: 'expressions' } });
+    streamPorts = await freePorts(2);
+    echoes.push(await startTcpEcho('a'), await startTcpEcho('b'));
+    topology = await startTopology(name, {
+      env: { GATEHOUSE_ROUTER_FLAVOR: 'expressions' },
+      dataPlaneEnv: (i) => ({ GATEHOUSE_STREAM_LISTEN: `127.0.0.1:${streamPorts[i]}` }),
+    });
     for (const label of ['low', 'high', 'lower', 'query', 'host', 'regex', 'trad', 'keep']) await service(label);
     await route('low', { expression: 'http.path ^= "/prio"', priority: 1 });
     await route('high', { expression: 'http.path ^= "/prio" && http.headers.x_tier == "gold"', priority: 10 });
@@ -39,6 +48,12 @@ describe.each(TOPOLOGIES)('expressions router (%s)', (name) => {
     await route('keep', { expression: 'http.path ^= "/keep"', strip_path: false });
     // a traditional route keeps working beside expression routes
     await route('trad', { paths: ['/trad'] });
+    // stream routes read net.* fields
+    const [a, b] = echoes;
+    await createdThrough(topology.adminUrl, '/services', { name: 'tcp-a', url: `tcp://127.0.0.1:${a!.port}` });
+    await createdThrough(topology.adminUrl, '/services', { name: 'tcp-b', url: `tcp://127.0.0.1:${b!.port}` });
+    await route('tcp-a', { protocols: ['tcp'], expression: 'net.src.ip in 127.0.0.0/8', priority: 1 });
+    await route('tcp-b', { protocols: ['tcp'], expression: 'net.src.ip == 127.0.0.2 && net.dst.port > 0', priority: 5 });
     await topology.converge();
   });
 
@@ -46,6 +61,7 @@ describe.each(TOPOLOGIES)('expressions router (%s)', (name) => {
     await cleanUp(
       () => topology?.stop(),
       () => upstream?.close(),
+      ...echoes.map((e) => () => e.close()),
     );
   });
 
@@ -76,6 +92,13 @@ describe.each(TOPOLOGIES)('expressions router (%s)', (name) => {
 
   it('routes traditional routes beside expression routes', async () => {
     expect(await reached('/trad/z')).toBe('/trad/z');
+  });
+
+  it('matches stream connections on net.* by priority', async () => {
+    for (const port of streamPorts.slice(0, topology.dataPlanes.length)) {
+      expect(await tcpExchange(port, 'ping')).toBe('a:ping');
+      expect(await tcpExchange(port, 'ping', '127.0.0.2')).toBe('b:ping');
+    }
   });
 
   it('refuses an invalid expression with Kong’s message and keeps serving', async () => {
