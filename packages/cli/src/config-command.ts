@@ -264,7 +264,7 @@ export async function runConfigCommand(args: string[], io: ConfigCommandIo): Pro
       case 'parse':
       case 'db_import': {
         if (!file) throw new UsageError('expected a declarative configuration file; see `gatehouse config help`');
-        const verbIo = { stdout: io.stdout, render: renderErrors };
+        const verbIo = { stdout: io.stdout, render: renderErrors, routerFlavor: routerFlavorOf(io.env) };
         if (sub === 'parse') {
           parseVerb(readDocument(file).doc, verbIo);
           io.stdout('parse successful\n');

@@ -4,6 +4,15 @@ import { usableCores } from './cpu-count';
 import { parseListen, parseWorkers, readSettings } from './settings';
 
 describe('readSettings', () => {
+  it("reads GATEHOUSE_ROUTER_FLAVOR as Kong's router_flavor", () => {
+    expect(readSettings({}, 'all').routerFlavor).toBe('traditional_compatible');
+    expect(readSettings({ GATEHOUSE_ROUTER_FLAVOR: 'expressions' }, 'all').routerFlavor).toBe('expressions');
+    expect(readSettings({ GATEHOUSE_ROUTER_FLAVOR: 'traditional' }, 'all').routerFlavor).toBe('traditional');
+    expect(() => readSettings({ GATEHOUSE_ROUTER_FLAVOR: 'atc' }, 'all')).toThrow(
+      "GATEHOUSE_ROUTER_FLAVOR must be one of traditional, traditional_compatible, expressions, got 'atc'",
+    );
+  });
+
   it('gives embedded defaults with nothing set', () => {
     const s = readSettings({}, 'all');
     expect(s.adminListen).toEqual({ host: '127.0.0.1', port: 8001 });
