@@ -77,6 +77,17 @@ describe('expressions router', () => {
     expect(match({ path: '/trad/x' })).toEqual({ name: 'trad-only', matched: '/trad' });
   });
 
+  it('matches traditional HTTP routes on sources and destinations (accepted under this flavor only)', () => {
+    const match = matcher([
+      trad('src', { paths: ['/n'], sources: [{ ip: '10.0.0.0/8' }] }),
+      trad('dst', { paths: ['/n'], destinations: [{ ip: '192.168.1.1', port: 8443 }] }),
+      trad('plain', { paths: ['/n'] }),
+    ]);
+    expect(match({ path: '/n', facts: { remoteAddress: '::ffff:10.2.3.4' } })?.name).toBe('src');
+    expect(match({ path: '/n', facts: { remoteAddress: '11.0.0.1', localAddress: '192.168.1.1', localPort: 8443 } })?.name).toBe('dst');
+    expect(match({ path: '/n', facts: { remoteAddress: '11.0.0.1', localAddress: '192.168.1.1', localPort: 8000 } })?.name).toBe('plain');
+  });
+
   it('reads headers and queries; every value must match unless any(); lower() folds case', () => {
     const match = matcher([
       expr('lower', 'lower(http.headers.x_version) == "v2"', 10),

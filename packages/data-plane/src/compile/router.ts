@@ -1,7 +1,7 @@
-import { comparePriority, entriesOf, EXACT, portColon, SUFFIX, type HeaderCondition, type HostRule, type RouteEntry } from './route-entries';
+import { comparePriority, entriesOf, EXACT, portColon, SUFFIX, type HeaderCondition, type HostRule, type NetRule, type RouteEntry } from './route-entries';
 import { HostBuckets, PathBuckets } from './router-buckets';
 import type { CompiledRoute } from './types';
-import type { LinearRegex } from '@gatehouse/core';
+import { inNetwork, socketAddressBytes, type LinearRegex } from '@gatehouse/core';
 import { compareExpressionEntries, expressionEntryOf, ExpressionIndex, hasExpression, type ExpressionEntry } from './expression-index';
 import { ExpressionRequest, type RequestFacts, type RequestHeaders } from './expression-match';
 
@@ -51,7 +51,7 @@ export class Router {
   private readonly usesHosts: boolean;
   /** whether some route matches on headers (then the caller passes each header's lines apart) */
   readonly usesHeaders: boolean;
-  /** whether some route has an expression (then the caller passes the request's other facts) */
+  /** whether some route has an expression or HTTP `sources`/`destinations` (then the caller passes the request's facts) */
   readonly usesExpressions: boolean;
 
   // the request being matched (match() runs to its end synchronously, so one set of fields serves every request)
@@ -62,6 +62,7 @@ export class Router {
   private headers: RequestHeaders = NO_HEADERS;
   /** the TLS server name of the request ('' without one); undefined on a plain request, where `snis` are not read */
   private sni: string | undefined = undefined;
+  private facts: RequestFacts | undefined = undefined;
   private best: RouteEntry | null = null;
   private bestRank = Infinity;
   private bestMatched = '';
@@ -73,7 +74,6 @@ export class Router {
     ranked.forEach((entry, rank) => (entry.rank = rank));
     this.expressionEntries = ranked;
     this.expressions = ranked.length > 0 ? new ExpressionIndex(ranked) : null;
-    this.usesExpressions = ranked.length > 0;
     const traditional = expressionRoutes.length > 0 ? routes.filter((r) => !hasExpression(r)) : routes;
     this.entries = traditional.flatMap(entriesOf).sort(comparePriority);
     this.entries.forEach((entry, rank) => (entry.rank = ranked.length + rank));
@@ -86,6 +86,7 @@ export class Router {
     this.prefixes.seal();
     this.hostless.seal();
     this.usesHosts = this.entries.some((e) => e.hosts !== null);
+    this.usesExpressions = ranked.length > 0 || this.entries.some((e) => e.nets !== null);
     this.usesHeaders = this.usesExpressions || this.entries.some((e) => e.headers !== null);
   }
 
@@ -113,6 +114,7 @@ export class Router {
     this.sni = sni === undefined ? undefined : sni.toLowerCase();
     this.path = path;
     this.headers = headers;
+    this.facts = facts;
     this.best = null;
     this.bestRank = Infinity;
     this.bestMatched = '';
@@ -217,7 +219,20 @@ export class Router {
     if (entry.methods !== null && !entry.methods.has(this.method)) return false;
     if (entry.hosts !== null && !this.hostMatches(entry.hosts)) return false;
     if (entry.snis !== null && this.sni !== undefined && !nameMatches(entry.snis, this.sni)) return false;
+    if (entry.nets !== null && !this.netsMatch(entry.nets.sources, entry.nets.destinations)) return false;
     return entry.headers === null || headersMatch(entry.headers, this.headers);
+  }
+
+  /** HTTP `sources`/`destinations` (router_flavor = expressions): the peer's and the local address and port */
+  private netsMatch(sources: NetRule[] | null, destinations: NetRule[] | null): boolean {
+    const facts = this.facts;
+    if (facts === undefined) return false;
+    const matches = (rules: NetRule[] | null, address: string | undefined, port: number | undefined) => {
+      if (rules === null) return true;
+      const bytes = socketAddressBytes(address);
+      return rules.some((r) => (r.ip === null || (bytes !== null && inNetwork(bytes, r.ip))) && (r.port === null || r.port === port));
+    };
+    return matches(sources, facts.remoteAddress, facts.remotePort) && matches(destinations, facts.localAddress, facts.localPort);
   }
 
   private hostMatches(rules: HostRule[]): boolean {
