@@ -11,6 +11,7 @@
 //   BENCH_ONLY=websocket: WebSocket messages/s relayed vs direct
 //   BENCH_ONLY=peers: nginx (map key check), the minimal Node forwarder and the data plane, one core each, wrk,
 //     interleaved rounds (BENCH_ROUNDS, default 3 here), ratios to nginx and to the forwarder with their spread
+//   BENCH_ONLY=expressions-router: match cost of BENCH_ROUTER_N expression routes vs as many traditional routes
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
@@ -31,6 +32,7 @@ import { formatDbless, measureDbless } from './dbless';
 import { measureWorkers, printWorkers } from './workers';
 import { measureScale } from './scale';
 import { measureRouter, printRouter } from './router';
+import { measureExpressionsRouter, printExpressionsRouter } from './expressions-router';
 import { measureGrpc } from './grpc';
 import { measureStream } from './stream';
 import { measureWebSocket } from './websocket';
@@ -112,6 +114,7 @@ async function main(): Promise<void> {
   }
 
   if (!only || only.includes('router')) printRouter(measureRouter());
+  if (!only || only.includes('expressions-router')) printExpressionsRouter(measureExpressionsRouter());
   if (!only || only.includes('grpc')) await measureGrpc({ seconds, connections, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
   if (!only || only.includes('stream')) await measureStream({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });
   if (!only || only.includes('websocket')) await measureWebSocket({ seconds, rounds: Number(process.env.BENCH_ROUNDS ?? 2) });

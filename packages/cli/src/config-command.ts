@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { bundledPlugins } from '@gatehouse/plugins';
 import { flattenDocument, offlineDocumentKinds, parseDocumentText, renderDiff, validateDocument, type ConfigDiff, type FlattenedError } from '@gatehouse/control-plane';
+import { routerFlavorOf } from './settings';
 import { dbExportVerb, dbImportVerb, parseVerb, type AdminCalls } from './config-kong-verbs';
 
 export interface ConfigCommandIo {
@@ -226,7 +227,7 @@ export async function runConfigCommand(args: string[], io: ConfigCommandIo): Pro
       case 'validate': {
         if (!file) throw new UsageError('validate needs a FILE');
         const { doc } = readDocument(file);
-        const errors = validateDocument(flattenDocument(doc, offlineDocumentKinds(bundledPlugins)));
+        const errors = validateDocument(flattenDocument(doc, offlineDocumentKinds(bundledPlugins, { routerFlavor: routerFlavorOf(io.env) })));
         if (errors.length) {
           io.stderr(`${renderErrors(errors)}\n`);
           return 1;
@@ -263,7 +264,7 @@ export async function runConfigCommand(args: string[], io: ConfigCommandIo): Pro
       case 'parse':
       case 'db_import': {
         if (!file) throw new UsageError('expected a declarative configuration file; see `gatehouse config help`');
-        const verbIo = { stdout: io.stdout, render: renderErrors };
+        const verbIo = { stdout: io.stdout, render: renderErrors, routerFlavor: routerFlavorOf(io.env) };
         if (sub === 'parse') {
           parseVerb(readDocument(file).doc, verbIo);
           io.stdout('parse successful\n');

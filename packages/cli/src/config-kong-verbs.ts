@@ -4,6 +4,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { bundledPlugins } from '@gatehouse/plugins';
+import type { RouterFlavor } from '@gatehouse/core';
 import { flattenDocument, offlineDocumentKinds, toDocumentEntity, validateDocument, type FlatDocument, type FlattenedError } from '@gatehouse/control-plane';
 
 export interface AdminCalls {
@@ -17,6 +18,8 @@ export interface AdminCalls {
 export interface VerbIo {
   stdout: (text: string) => void;
   render: (errors: FlattenedError[]) => string;
+  /** Kong's `router_flavor` the document is checked under (route `expression` and `priority`) */
+  routerFlavor?: RouterFlavor;
 }
 
 /** A file that does not parse or validate: Kong's `Failed parsing:` error. */
@@ -24,7 +27,7 @@ export class ParseFailure extends Error {}
 
 /** Kong's `kong config parse`: the document checked offline, flattened (ids derived, references resolved). */
 export function parseVerb(doc: Record<string, unknown>, io: VerbIo): FlatDocument {
-  const flat = flattenDocument(doc, offlineDocumentKinds(bundledPlugins));
+  const flat = flattenDocument(doc, offlineDocumentKinds(bundledPlugins, { routerFlavor: io.routerFlavor }));
   const errors = validateDocument(flat);
   if (errors.length) throw new ParseFailure(`Failed parsing:\n${io.render(errors)}`);
   return flat;

@@ -95,6 +95,7 @@ export async function startControlPlaneNode(
     database,
     onCommitted: () => publisher?.trigger(),
     plugins: bundledPlugins,
+    routerFlavor: settings.routerFlavor,
     nodeId: randomUUID(),
     hostname: hostname(),
     role: settings.role === 'all' ? 'traditional' : 'control_plane',

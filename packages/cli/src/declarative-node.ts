@@ -56,7 +56,7 @@ export async function startDeclarativeNode(
   // a control plane over Redis keeps its document there, resumes from it and follows the other control planes
   const documents = settings.redisUrl && settings.role !== 'data_plane' ? redisDocumentStore(settings.redisUrl, settings.redisPrefix) : null;
   const source = new DeclarativeSource({
-    kinds: offlineDocumentKinds(bundledPlugins),
+    kinds: offlineDocumentKinds(bundledPlugins, { routerFlavor: settings.routerFlavor }),
     plugins: bundledPlugins,
     bus,
     secret,

@@ -10,6 +10,15 @@ describe('readSettings', () => {
     expect(readSettings({ REDIS_URL: 'redis://10.0.0.1:6379' }, 'data_plane').redisPrefix).toBe('gatehouse:');
   });
 
+  it("reads GATEHOUSE_ROUTER_FLAVOR as Kong's router_flavor", () => {
+    expect(readSettings({}, 'all').routerFlavor).toBe('traditional_compatible');
+    expect(readSettings({ GATEHOUSE_ROUTER_FLAVOR: 'expressions' }, 'all').routerFlavor).toBe('expressions');
+    expect(readSettings({ GATEHOUSE_ROUTER_FLAVOR: 'traditional' }, 'all').routerFlavor).toBe('traditional');
+    expect(() => readSettings({ GATEHOUSE_ROUTER_FLAVOR: 'atc' }, 'all')).toThrow(
+      "GATEHOUSE_ROUTER_FLAVOR must be one of traditional, traditional_compatible, expressions, got 'atc'",
+    );
+  });
+
   it('gives embedded defaults with nothing set', () => {
     const s = readSettings({}, 'all');
     expect(s.adminListen).toEqual({ host: '127.0.0.1', port: 8001 });

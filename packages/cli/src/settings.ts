@@ -3,6 +3,7 @@ import { parseByteSize, parseTracingInstrumentations, parseUntrustedLua, type Tr
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { keyPrefixFor } from '@gatehouse/sync';
 import { parseDnsOrder, type DnsRecordType } from '@gatehouse/data-plane';
+import { ROUTER_FLAVORS, type RouterFlavor } from '@gatehouse/core';
 import { usableCores } from './cpu-count';
 import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
 
@@ -82,6 +83,8 @@ export interface Settings {
   dataPlaneLabels: Record<string, string>;
   /** the proxy's access log: `stdout`, a file path, or null (off) */
   accessLog: string | null;
+  /** Kong's `router_flavor`: `expressions` lets routes carry `expression` and `priority` */
+  routerFlavor: RouterFlavor;
   /** proxy worker processes per data plane (1 = the proxy runs in the node's one process) */
   workers: number;
   /** Kong's tracing_instrumentations and tracing_sampling_rate */
@@ -139,6 +142,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
   { name: 'GATEHOUSE_TRACING_INSTRUMENTATIONS', default: 'off', meaning: "spans the data plane records for tracing plugins (Kong's `tracing_instrumentations`): `off` (plugins only propagate headers), `all`, or a comma-separated list of `request`, `router`, `balancer`, `plugin_access`, `plugin_header_filter` (and Kong's `db_query`, `http_client`, `plugin_rewrite`, `dns_query`, accepted and without stages here)" },
   { name: 'GATEHOUSE_TRACING_SAMPLING_RATE', default: '0.01', meaning: "share of traces sampled, 0 to 1 (Kong's `tracing_sampling_rate`); a plugin's `sampling_rate` overrides it" },
+  { name: 'GATEHOUSE_ROUTER_FLAVOR', default: 'traditional_compatible', meaning: "Kong's `router_flavor`: `traditional_compatible` (`traditional` routes the same way) or `expressions`, where routes may carry an `expression` in Kong's ATC language and a `priority` instead of the matching fields (control plane: admin and declarative validation)" },
   { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
 ];
 
@@ -152,6 +156,11 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
   if (value === undefined || value === '') return fallback;
   if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
   return value as T;
+}
+
+/** GATEHOUSE_ROUTER_FLAVOR (Kong's `router_flavor`); default `traditional_compatible`. */
+export function routerFlavorOf(env: NodeJS.ProcessEnv): RouterFlavor {
+  return oneOf(env.GATEHOUSE_ROUTER_FLAVOR, ROUTER_FLAVORS, 'traditional_compatible', 'GATEHOUSE_ROUTER_FLAVOR');
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
@@ -276,6 +285,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     errorDefaultType: env.GATEHOUSE_ERROR_DEFAULT_TYPE || null,
     dataPlaneLabels: parseDataPlaneLabels(env.GATEHOUSE_CLUSTER_DP_LABELS),
     accessLog: env.GATEHOUSE_ACCESS_LOG === 'off' ? null : env.GATEHOUSE_ACCESS_LOG || 'stdout',
+    routerFlavor: routerFlavorOf(env),
     workers: parseWorkers(env.GATEHOUSE_WORKERS),
     tracing: readTracing(env),
   };

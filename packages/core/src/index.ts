@@ -8,3 +8,4 @@ export * from './entities/route-regex';
 export * from './epoch';
 export * from './tls';
 export * from './config-delta';
+export * from './atc';

@@ -1,6 +1,6 @@
 export { compile, SnapshotCompileError, type CompileOptions } from './compile/compile';
 export { applyDelta } from './compile/apply-delta';
-export { Router, type RouteMatch, type RequestHeaders } from './compile/router';
+export { Router, type RouteMatch, type RequestFacts, type RequestHeaders } from './compile/router';
 export { scopeRank } from './compile/scope';
 export type { ChainStep, CompiledConfig, CompiledRoute, CompileWarning, ConsumerDirectory, PluginInstance, UpstreamTarget } from './compile/types';
 export { ConfigHolder, placeholderConfig } from './config-holder';

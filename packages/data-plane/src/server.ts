@@ -28,6 +28,7 @@ import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
 import { normalizePath } from './proxy/normalize-path';
+import { requestFacts } from './proxy/request-facts';
 import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, setErrorDefaultType, type FixedResponse } from './proxy/responses';
 import type { ErrorBodyType } from './proxy/error-bodies';
 import { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
@@ -241,7 +242,8 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
     const authority = req.headers[':authority'];
     const host = req.headers.host ?? (typeof authority === 'string' ? authority : undefined);
     const sni = scheme === 'https' ? serverNameOf(req) : undefined;
-    const match = router.match(req.method ?? 'GET', host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort, sni);
+    const facts = router.usesExpressions ? requestFacts(req, scheme, q < 0 ? '' : url.slice(q + 1)) : undefined;
+    const match = router.match(req.method ?? 'GET', host, path, router.usesHeaders ? req.headersDistinct : req.headers, req.socket.localPort, sni, facts);
     if (routerSpan !== null) trace!.spans!.endWhen(routerSpan);
     if (match === null) return ProxyErrors.noRoute;
     const route = match.route;

@@ -6,6 +6,7 @@ import {
   expandServiceUrl,
   pluginSchema,
   routeSchema,
+  expressionsRouteSchema,
   serviceSchema,
   targets as targetDefinition,
   targetSchema,
@@ -34,6 +35,11 @@ export function makeService(fields: Record<string, unknown>): Service {
 
 export function makeRoute(fields: Record<string, unknown>): Route {
   return routeSchema.parse({ id: randomUUID(), ...stamp(), ...fields }) as Route;
+}
+
+/** A route as `router_flavor = expressions` stores it (with `expression` and `priority`). */
+export function makeExpressionRoute(fields: Record<string, unknown>): Route {
+  return expressionsRouteSchema.parse({ id: randomUUID(), ...stamp(), ...fields }) as Route;
 }
 
 export function makeConsumer(fields: Record<string, unknown>): Consumer {

@@ -61,6 +61,13 @@ describe('Kong names → Gatehouse settings', () => {
     expect(s.dataDir).toBe('/var/run/kong');
   });
 
+  it("maps Kong's router_flavor onto GATEHOUSE_ROUTER_FLAVOR", () => {
+    expect(readSettings(applyKongSettings({ KONG_ROUTER_FLAVOR: 'expressions' }, null).env, 'all').routerFlavor).toBe('expressions');
+    expect(readSettings(applyKongSettings({ KONG_ROUTER_FLAVOR: 'expressions', GATEHOUSE_ROUTER_FLAVOR: 'traditional_compatible' }, null).env, 'all').routerFlavor).toBe(
+      'traditional_compatible',
+    );
+  });
+
   it('lets GATEHOUSE_* win over KONG_*, and KONG_* over the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kong-conf-'));
     const path = join(dir, 'kong.conf');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import { keyringFromKey } from '../keys/keyring';
 import { keyKind, keySetKind } from '../keys/kinds';
-import { registerDefaultKinds } from '../service/default-kinds';
+import { registerDefaultKinds, type KindOptions } from '../service/default-kinds';
 import type { EntityKind } from '../service/entity-kind';
 import { caCertificateKind, certificateKind, sniKind, vaultKind } from '../tls/kinds';
 import { orderKinds } from './kinds';
@@ -11,10 +11,10 @@ import { orderKinds } from './kinds';
  * The entity kinds a control plane registers, built without a database, for checking a document offline
  * (`gatehouse config validate`). A test keeps this list equal to what the admin API registers.
  */
-export function offlineDocumentKinds(plugins: PluginDefinition[]): EntityKind[] {
+export function offlineDocumentKinds(plugins: PluginDefinition[], options: KindOptions = {}): EntityKind[] {
   const kinds: EntityKind[] = [];
   const registry = { register: (kind: EntityKind) => kinds.push(kind) };
-  registerDefaultKinds(registry, plugins);
+  registerDefaultKinds(registry, plugins, options);
   registry.register(keySetKind);
   // a throwaway keyring: offline checks read key material in clear and never seal it
   const keyring = keyringFromKey(randomBytes(32));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import { bundledPlugins, type PluginDefinition } from '@gatehouse/plugins';
+import type { RouterFlavor } from '@gatehouse/core';
 import type { Database } from '../db/open-database';
 import { isConfigUpload, mountDeclarativeRoutes } from '../declarative/routes';
 import { mountApiRoutes } from '../routes/apis';
@@ -35,6 +36,8 @@ export interface AdminAppDeps {
   plugins?: PluginDefinition[];
   /** reported by GET / */
   version?: string;
+  /** Kong's `router_flavor`; default `traditional_compatible` */
+  routerFlavor?: RouterFlavor;
   nodeId?: string;
   hostname?: string;
   /** Kong's role names: traditional | control_plane | data_plane */
@@ -79,7 +82,7 @@ export function createAdminApp(deps: AdminAppDeps): AdminApp {
   const plugins = deps.plugins ?? bundledPlugins;
   const store = new ConfigStore(deps.database, { onCommitted: deps.onCommitted, log });
   const entities = new EntityService(store);
-  registerDefaultKinds(entities, plugins);
+  registerDefaultKinds(entities, plugins, { routerFlavor: deps.routerFlavor });
 
   const app = express() as unknown as AdminApp;
   app.disable('x-powered-by');

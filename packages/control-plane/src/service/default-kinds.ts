@@ -1,4 +1,4 @@
-import { consumers, routes, schemaViolation, services } from '@gatehouse/core';
+import { consumers, routesEntityFor, schemaViolation, services, type RouterFlavor } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import { credentialKind } from './credential-kind';
 import { plainKind, type EntityKind } from './entity-kind';
@@ -11,7 +11,12 @@ export interface KindRegistry {
   register(kind: EntityKind): unknown;
 }
 
-export function registerDefaultKinds(service: KindRegistry, plugins: PluginDefinition[]): void {
+export interface KindOptions {
+  /** Kong's `router_flavor`: `expressions` lets routes carry `expression` and `priority` */
+  routerFlavor?: RouterFlavor;
+}
+
+export function registerDefaultKinds(service: KindRegistry, plugins: PluginDefinition[], options: KindOptions = {}): void {
   service.register({ def: consumers, listFilters: ['custom_id'] });
   service.register({
     def: services,
@@ -20,7 +25,7 @@ export function registerDefaultKinds(service: KindRegistry, plugins: PluginDefin
       if (input.url !== undefined) throw schemaViolation({ url: 'should be a valid URL (scheme://host[:port][/path])' });
     },
   });
-  service.register(plainKind(routes));
+  service.register(plainKind(routesEntityFor(options.routerFlavor)));
   service.register(pluginKind(plugins));
   for (const plugin of plugins) for (const entity of plugin.entities ?? []) service.register(credentialKind(entity));
   service.register(upstreamKind);

@@ -15,3 +15,4 @@ export * from './snis';
 export * from './ca-certificates';
 export * from './vaults';
 export * from './rbac';
+export * from './route-expressions';

@@ -32,14 +32,21 @@ export function mixedFamilies(protocols: readonly string[]): string | null {
   return `these sets are mutually exclusive: ${seen.map((f) => `(${quoted(f)})`).join(', ')}`;
 }
 
+/** Under `router_flavor = expressions`, HTTP and gRPC routes may set `sources`/`destinations` and `expression` counts as a matching field. */
+export interface RouteCheckOptions {
+  expressions?: boolean;
+}
+
 /** The fields a protocol family refuses, with Kong's message for each. */
-function refusedFields(protocols: readonly string[]): Array<[string, string]> {
+function refusedFields(protocols: readonly string[], expressions: boolean): Array<[string, string]> {
   const first = protocols[0];
   if (HTTP.has(first)) {
+    if (expressions) return [];
     return ['sources', 'destinations'].map((f) => [f, `cannot set '${f}' when 'protocols' is 'http' or 'https'`]);
   }
   if (GRPC.has(first)) {
-    return ['strip_path', 'methods', 'sources', 'destinations'].map((f) => [f, `cannot set '${f}' when 'protocols' is 'grpc' or 'grpcs'`]);
+    const fields = expressions ? ['strip_path', 'methods'] : ['strip_path', 'methods', 'sources', 'destinations'];
+    return fields.map((f) => [f, `cannot set '${f}' when 'protocols' is 'grpc' or 'grpcs'`]);
   }
   if (STREAM.has(first)) {
     return ['methods', 'hosts', 'paths', 'headers'].map((f) => [f, `cannot set '${f}' when 'protocols' is 'tcp', 'tls', 'tls_passthrough' or 'udp'`]);
@@ -54,19 +61,22 @@ function refused(entity: Record<string, unknown>, field: string): boolean {
 }
 
 /** The "must set one of …" check of the route's family, or null when it holds. */
-function missingMatchFields(protocols: readonly string[], entity: Record<string, unknown>): string | null {
-  const needs = (fields: string[], when: string) =>
-    fields.every((f) => empty(entity[f])) ? `must set one of ${quoted(fields)} when 'protocols' is '${when}'` : null;
+function missingMatchFields(protocols: readonly string[], entity: Record<string, unknown>, expressions: boolean): string | null {
+  const extra = expressions ? ['expression'] : [];
+  const needs = (base: string[], when: string) => {
+    const fields = [...base, ...extra];
+    return fields.every((f) => empty(entity[f])) ? `must set one of ${quoted(fields)} when 'protocols' is '${when}'` : null;
+  };
   const has = (p: string) => protocols.includes(p);
   if (has('https')) return needs(['methods', 'hosts', 'headers', 'paths', 'snis'], 'https');
   if (has('http')) return needs(['methods', 'hosts', 'headers', 'paths'], 'http');
   if (has('grpcs')) return needs(['hosts', 'headers', 'paths', 'snis'], 'grpcs');
   if (has('grpc')) return needs(['hosts', 'headers', 'paths'], 'grpc');
   if (protocols.length > 0 && protocols.every((p) => p === 'tcp' || p === 'tls' || p === 'udp')) {
-    const fields = ['sources', 'destinations', 'snis'];
+    const fields = ['sources', 'destinations', 'snis', ...extra];
     return fields.every((f) => empty(entity[f])) ? `must set one of ${quoted(fields)} when 'protocols' is 'tcp', 'tls' or 'udp'` : null;
   }
-  if (protocols.length > 0 && protocols.every((p) => p === 'tls_passthrough') && empty(entity.snis)) {
+  if (protocols.length > 0 && protocols.every((p) => p === 'tls_passthrough') && empty(entity.snis) && (!expressions || empty(entity.expression))) {
     return "must set snis when 'protocols' is 'tls_passthrough'";
   }
   return null;
@@ -82,21 +92,22 @@ function hostHeader(entity: Record<string, unknown>): string | null {
 }
 
 /** Every Kong check of a route's protocols against its other fields; null when the route is acceptable. */
-export function routeProtocolErrors(entity: Record<string, unknown>): FieldErrors | null {
+export function routeProtocolErrors(entity: Record<string, unknown>, options: RouteCheckOptions = {}): FieldErrors | null {
+  const expressions = options.expressions === true;
   const protocols = (entity.protocols as string[] | undefined) ?? ['http', 'https'];
   const mixed = mixedFamilies(protocols);
   if (mixed) return { protocols: mixed };
   const fields: FieldErrors = {};
   const host = hostHeader(entity);
   if (host) fields.headers = host;
-  for (const [field, message] of refusedFields(protocols)) {
+  for (const [field, message] of refusedFields(protocols, expressions)) {
     if (refused(entity, field) && fields[field] === undefined) fields[field] = message;
   }
   if (Object.keys(fields).length > 0) return fields;
   if (!empty(entity.snis) && !protocols.some((p) => SNI_PROTOCOLS.has(p))) {
     return { '@entity': ["'snis' can only be set when 'protocols' is 'grpcs', 'https', 'tls' or 'tls_passthrough'"], snis: 'length must be 0' };
   }
-  const missing = missingMatchFields(protocols, entity);
+  const missing = missingMatchFields(protocols, entity, expressions);
   return missing ? { '@entity': [missing] } : null;
 }
 

@@ -55,7 +55,14 @@ export const routeSchema = z
     service: nullableForeign(),
   })
   .strict();
-export type Route = z.infer<typeof routeSchema> & { id: string; created_at: number; updated_at: number };
+export type Route = z.infer<typeof routeSchema> & {
+  id: string;
+  created_at: number;
+  updated_at: number;
+  /** set only under `router_flavor = expressions` (route-expressions.ts) */
+  expression?: string | null;
+  priority?: number;
+};
 
 export const routes = defineEntity({
   name: 'routes',

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { compileLinearRegex, type LinearRegex } from '@gatehouse/core';
+import { compileLinearRegex, parseAddress, parseCidr, type IpValue, type LinearRegex, type Route } from '@gatehouse/core';
 import type { CompiledRoute } from './types';
 
 /**
@@ -24,6 +24,8 @@ export interface RouteEntry {
   headers: HeaderCondition[] | null;
   /** `snis`, read only on TLS requests (Kong: `net.protocol != "https" || tls.sni == …`) */
   snis: HostRule[] | null;
+  /** `sources`/`destinations` of an HTTP route (only router_flavor = expressions accepts them there) */
+  nets: { sources: NetRule[] | null; destinations: NetRule[] | null } | null;
   /** prefix paths, all of one length */
   prefixes: string[] | null;
   /** regex paths, in the route's order (the first that matches gives the matched text) */
@@ -37,6 +39,25 @@ export interface RouteEntry {
   prefixLength: number;
   /** position in the order matchers are tried (0 first); set by the router */
   rank: number;
+}
+
+/** One `sources`/`destinations` element: an address or a network, and a port; null parts match anything. */
+export interface NetRule {
+  ip: IpValue | null;
+  port: number | null;
+}
+
+function netRules(list: Route['sources']): NetRule[] | null {
+  if (!list || list.length === 0) return null;
+  return list.map((net) => {
+    let ip: IpValue | null = null;
+    if (net.ip != null) {
+      const parsed = net.ip.includes('/') ? parseCidr(net.ip) : parseAddress(net.ip);
+      if (typeof parsed === 'string') throw new Error(`invalid address ${net.ip}: ${parsed}`);
+      ip = parsed;
+    }
+    return { ip, port: net.port ?? null };
+  });
 }
 
 export const EXACT = 0;
@@ -136,13 +157,16 @@ export function entriesOf(route: CompiledRoute): RouteEntry[] {
   const headers = r.headers && Object.keys(r.headers).length > 0 ? headerConditions(r.headers) : null;
   const paths = nonEmpty(r.paths) ? r.paths : null;
   const snis = nonEmpty(r.snis) ? r.snis.map(sniRule) : null;
+  const sources = netRules(r.sources);
+  const destinations = netRules(r.destinations);
   const base = {
     route,
     methods,
     hosts,
     headers,
     snis,
-    weight: (methods ? 1 : 0) + (hosts ? 1 : 0) + (headers ? 1 : 0) + (paths ? 1 : 0) + (snis ? 1 : 0),
+    nets: sources !== null || destinations !== null ? { sources, destinations } : null,
+    weight: (methods ? 1 : 0) + (hosts ? 1 : 0) + (headers ? 1 : 0) + (paths ? 1 : 0) + (snis ? 1 : 0) + (sources ? 1 : 0) + (destinations ? 1 : 0),
     plainHostsOnly: hosts !== null && hosts.every((h) => h.kind === EXACT),
     headerCount: headers?.length ?? 0,
     rank: 0,

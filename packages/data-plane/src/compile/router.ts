@@ -1,6 +1,9 @@
-import { comparePriority, entriesOf, EXACT, portColon, SUFFIX, type HeaderCondition, type HostRule, type RouteEntry } from './route-entries';
+import { comparePriority, entriesOf, EXACT, portColon, SUFFIX, type HeaderCondition, type HostRule, type NetRule, type RouteEntry } from './route-entries';
+import { HostBuckets, PathBuckets } from './router-buckets';
 import type { CompiledRoute } from './types';
-import type { LinearRegex } from '@gatehouse/core';
+import { inNetwork, socketAddressBytes, type LinearRegex } from '@gatehouse/core';
+import { compareExpressionEntries, expressionEntryOf, ExpressionIndex, hasExpression, type ExpressionEntry } from './expression-index';
+import { ExpressionRequest, type RequestFacts, type RequestHeaders } from './expression-match';
 
 /**
  * Kong 3.9's `traditional_compatible` router. Matchers (route-entries.ts) are ranked once by Kong's priority; a
@@ -18,65 +21,10 @@ import type { LinearRegex } from '@gatehouse/core';
  * wildcard prefix, or none) and within that by prefix path, or by the literal text a regex path must start with, and a
  * request looks up only the buckets its host and path can reach. Regexes without such a text (`~/(a|b)`, `~.*`) and
  * routes with neither host nor path are tried in rank order.
+ *
+ * Routes with an `expression` (router_flavor = expressions) rank before the others and are matched through their own
+ * index (expression-index.ts); traditional routes keep working beside them, as Kong translates them.
  */
-
-/**
- * Matchers of one host key: by prefix path; by the literal text their regex paths start with; and the rest (regexes
- * without such a text, no paths) in rank order.
- */
-class PathBuckets {
-  readonly byPrefix = new Map<string, RouteEntry[]>();
-  readonly byRegexPrefix = new Map<string, RouteEntry[]>();
-  /** the distinct key lengths of each map, shortest first */
-  lengths: number[] = [];
-  regexLengths: number[] = [];
-  readonly rest: RouteEntry[] = [];
-
-  add(entry: RouteEntry): void {
-    if (entry.prefixes !== null) for (const prefix of entry.prefixes) file(this.byPrefix, prefix, entry);
-    else if (entry.regexPrefixes !== null) for (const prefix of entry.regexPrefixes) file(this.byRegexPrefix, prefix, entry);
-    else if (!this.rest.includes(entry)) this.rest.push(entry);
-  }
-
-  seal(): void {
-    for (const list of this.byPrefix.values()) list.sort(byRank);
-    for (const list of this.byRegexPrefix.values()) list.sort(byRank);
-    this.rest.sort(byRank);
-    this.lengths = distinctLengths(this.byPrefix.keys());
-    this.regexLengths = distinctLengths(this.byRegexPrefix.keys());
-  }
-}
-
-function file(map: Map<string, RouteEntry[]>, key: string, entry: RouteEntry): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [entry]);
-  else if (!list.includes(entry)) list.push(entry);
-}
-
-/** Host keys of one kind (exact names, wildcard suffixes or wildcard prefixes) → their matchers. */
-class HostBuckets {
-  readonly byKey = new Map<string, PathBuckets>();
-  lengths: number[] = [];
-
-  add(key: string, entry: RouteEntry): void {
-    let buckets = this.byKey.get(key);
-    if (buckets === undefined) this.byKey.set(key, (buckets = new PathBuckets()));
-    buckets.add(entry);
-  }
-
-  seal(): void {
-    for (const buckets of this.byKey.values()) buckets.seal();
-    this.lengths = distinctLengths(this.byKey.keys());
-  }
-}
-
-const byRank = (a: RouteEntry, b: RouteEntry) => a.rank - b.rank;
-
-function distinctLengths(keys: Iterable<string>): number[] {
-  const lengths = new Set<number>();
-  for (const key of keys) lengths.add(key.length);
-  return [...lengths].sort((a, b) => a - b);
-}
 
 /** The route that matched and how much of the path it matched (what `strip_path` removes). */
 export interface RouteMatch {
@@ -87,12 +35,15 @@ export interface RouteMatch {
   pattern?: LinearRegex;
 }
 
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+export type { RequestFacts, RequestHeaders } from './expression-match';
 
 const NO_HEADERS: RequestHeaders = Object.freeze({});
 
 export class Router {
   private readonly entries: RouteEntry[];
+  private readonly expressionEntries: ExpressionEntry[];
+  private readonly expressions: ExpressionIndex | null;
+  private readonly expressionRequest = new ExpressionRequest();
   private readonly exact = new HostBuckets();
   private readonly suffixes = new HostBuckets();
   private readonly prefixes = new HostBuckets();
@@ -100,6 +51,8 @@ export class Router {
   private readonly usesHosts: boolean;
   /** whether some route matches on headers (then the caller passes each header's lines apart) */
   readonly usesHeaders: boolean;
+  /** whether some route has an expression or HTTP `sources`/`destinations` (then the caller passes the request's facts) */
+  readonly usesExpressions: boolean;
 
   // the request being matched (match() runs to its end synchronously, so one set of fields serves every request)
   private method = '';
@@ -109,13 +62,21 @@ export class Router {
   private headers: RequestHeaders = NO_HEADERS;
   /** the TLS server name of the request ('' without one); undefined on a plain request, where `snis` are not read */
   private sni: string | undefined = undefined;
+  private facts: RequestFacts | undefined = undefined;
   private best: RouteEntry | null = null;
+  private bestRank = Infinity;
   private bestMatched = '';
   private bestPattern: LinearRegex | null = null;
 
   constructor(routes: readonly CompiledRoute[]) {
-    this.entries = routes.flatMap(entriesOf).sort(comparePriority);
-    this.entries.forEach((entry, rank) => (entry.rank = rank));
+    const expressionRoutes = routes.filter(hasExpression);
+    const ranked = expressionRoutes.map(expressionEntryOf).sort(compareExpressionEntries);
+    ranked.forEach((entry, rank) => (entry.rank = rank));
+    this.expressionEntries = ranked;
+    this.expressions = ranked.length > 0 ? new ExpressionIndex(ranked) : null;
+    const traditional = expressionRoutes.length > 0 ? routes.filter((r) => !hasExpression(r)) : routes;
+    this.entries = traditional.flatMap(entriesOf).sort(comparePriority);
+    this.entries.forEach((entry, rank) => (entry.rank = ranked.length + rank));
     for (const entry of this.entries) {
       if (entry.hosts === null) this.hostless.add(entry);
       else for (const rule of entry.hosts) this.bucketsOf(rule).add(rule.value, entry);
@@ -125,7 +86,8 @@ export class Router {
     this.prefixes.seal();
     this.hostless.seal();
     this.usesHosts = this.entries.some((e) => e.hosts !== null);
-    this.usesHeaders = this.entries.some((e) => e.headers !== null);
+    this.usesExpressions = ranked.length > 0 || this.entries.some((e) => e.nets !== null);
+    this.usesHeaders = this.usesExpressions || this.entries.some((e) => e.headers !== null);
   }
 
   private bucketsOf(rule: HostRule): HostBuckets {
@@ -134,28 +96,33 @@ export class Router {
 
   /** The matchers in the order they are tried, one line per path, for tests and diagnostics. */
   order(): Array<{ id: string; path: string | null }> {
-    return this.entries.flatMap((e) => {
+    const expressions: Array<{ id: string; path: string | null }> = this.expressionEntries.map((e) => ({ id: e.id, path: null }));
+    return expressions.concat(this.entries.flatMap((e) => {
       const paths = e.prefixes ?? e.regexes?.map((r) => `~${r.source}`) ?? [null];
       return paths.map((path) => ({ id: e.route.route.id, path }));
-    });
+    }));
   }
 
   /**
    * The route for a request. `host` is the Host header as received (it may carry a port); `localPort` is the port the
    * request came in on, which a Host header without a port stands for. `headers` values that are arrays are the
    * lines of a header sent several times. `sni` is the server name of a TLS request ('' when it sent none), and
-   * undefined for a plain one.
+   * undefined for a plain one. `facts` (query, addresses, scheme) are read by expression routes only.
    */
-  match(method: string, host: string | undefined, path: string, headers: RequestHeaders, localPort?: number, sni?: string): RouteMatch | null {
+  match(method: string, host: string | undefined, path: string, headers: RequestHeaders, localPort?: number, sni?: string, facts?: RequestFacts): RouteMatch | null {
     this.method = method;
     this.sni = sni === undefined ? undefined : sni.toLowerCase();
     this.path = path;
     this.headers = headers;
+    this.facts = facts;
     this.best = null;
+    this.bestRank = Infinity;
     this.bestMatched = '';
     this.bestPattern = null;
     this.host = '';
     this.port = null;
+    const found = this.expressions === null ? null : this.searchExpressions(method, host, path, headers, sni, facts);
+    if (found !== null) this.bestRank = found.entry.rank;
     if (this.usesHosts && host !== undefined && host !== '') {
       const lower = host.toLowerCase();
       const colon = portColon(lower);
@@ -166,10 +133,21 @@ export class Router {
     this.searchPaths(this.hostless);
     const best = this.best as RouteEntry | null;
     this.headers = NO_HEADERS;
-    if (best === null) return null;
+    if (best === null) {
+      if (found === null) return null;
+      return found.pattern === null ? { route: found.entry.route, matched: found.matched } : { route: found.entry.route, matched: found.matched, pattern: found.pattern };
+    }
     const pattern = this.bestPattern;
     this.bestPattern = null;
     return pattern === null ? { route: best.route, matched: this.bestMatched } : { route: best.route, matched: this.bestMatched, pattern };
+  }
+
+  private searchExpressions(method: string, host: string | undefined, path: string, headers: RequestHeaders, sni: string | undefined, facts: RequestFacts | undefined) {
+    let name = host === undefined ? '' : host.toLowerCase();
+    const colon = portColon(name);
+    if (colon >= 0) name = name.slice(0, colon);
+    this.expressionRequest.reset(method, name, path, headers, sni, facts);
+    return this.expressions!.search(this.expressionRequest, Infinity);
   }
 
   private searchHost(): void {
@@ -207,16 +185,18 @@ export class Router {
 
   private firstMatch(list: RouteEntry[], prefix: string | null): void {
     for (const entry of list) {
-      if (this.best !== null && entry.rank >= this.best.rank) return;
+      if (entry.rank >= this.bestRank) return;
       if (!this.accepts(entry)) continue;
       if (prefix !== null) {
         this.best = entry;
+        this.bestRank = entry.rank;
         this.bestMatched = prefix;
         this.bestPattern = null;
         return;
       }
       if (entry.regexes === null) {
         this.best = entry;
+        this.bestRank = entry.rank;
         this.bestMatched = '';
         this.bestPattern = null;
         return;
@@ -225,6 +205,7 @@ export class Router {
         const matched = regex.exec(this.path);
         if (matched !== null) {
           this.best = entry;
+          this.bestRank = entry.rank;
           this.bestMatched = matched;
           this.bestPattern = regex;
           return;
@@ -238,7 +219,20 @@ export class Router {
     if (entry.methods !== null && !entry.methods.has(this.method)) return false;
     if (entry.hosts !== null && !this.hostMatches(entry.hosts)) return false;
     if (entry.snis !== null && this.sni !== undefined && !nameMatches(entry.snis, this.sni)) return false;
+    if (entry.nets !== null && !this.netsMatch(entry.nets.sources, entry.nets.destinations)) return false;
     return entry.headers === null || headersMatch(entry.headers, this.headers);
+  }
+
+  /** HTTP `sources`/`destinations` (router_flavor = expressions): the peer's and the local address and port */
+  private netsMatch(sources: NetRule[] | null, destinations: NetRule[] | null): boolean {
+    const facts = this.facts;
+    if (facts === undefined) return false;
+    const matches = (rules: NetRule[] | null, address: string | undefined, port: number | undefined) => {
+      if (rules === null) return true;
+      const bytes = socketAddressBytes(address);
+      return rules.some((r) => (r.ip === null || (bytes !== null && inNetwork(bytes, r.ip))) && (r.port === null || r.port === port));
+    };
+    return matches(sources, facts.remoteAddress, facts.remotePort) && matches(destinations, facts.localAddress, facts.localPort);
   }
 
   private hostMatches(rules: HostRule[]): boolean {

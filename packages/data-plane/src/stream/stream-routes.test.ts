@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import { connect } from 'node:tls';
 import type { Route } from '@gatehouse/core';
-import { makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
+import { makeExpressionRoute, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
 import { compile } from '../compile/compile';
 import { clientHelloServerName, looksLikeTls } from './client-hello';
 import { compileStreamRoutes, matchStream, type StreamConnection } from './stream-routes';
@@ -62,5 +62,26 @@ describe('stream routes', () => {
     expect(looksLikeTls(hello)).toBe(true);
     expect(clientHelloServerName(hello)).toBe('pass.example.test');
     expect(looksLikeTls(Buffer.from('GET / HTTP/1.1\r\n'))).toBe(false);
+  });
+});
+
+describe('stream expression routes (router_flavor = expressions)', () => {
+  const expr = (name: string, protocols: string[], expression: string, priority = 0) =>
+    makeExpressionRoute({ name, service: { id: service.id }, protocols, expression, priority });
+
+  it('rank before traditional routes, by priority, and read net.* and tls.sni', () => {
+    const routes = routesOf([
+      route('trad', { protocols: ['tcp', 'tls'], sources: [{ ip: '10.0.0.1' }], destinations: [{ port: 5555 }] }),
+      expr('cidr', ['tcp', 'tls'], 'net.src.ip in 10.0.0.0/8 && net.dst.port == 5555', 1),
+      expr('sni', ['tcp', 'tls'], 'tls.sni =^ ".db.test" && net.protocol == "tls"', 5),
+      expr('udp', ['udp'], 'net.protocol == "udp" && net.dst.port == 53'),
+    ]);
+    const name = (c: StreamConnection) => matchStream(routes, c)?.route.name;
+    expect(name(conn({}))).toBe('cidr');
+    expect(name(conn({ protocol: 'tls', sni: 'a.db.test' }))).toBe('sni');
+    expect(name(conn({ protocol: 'tls', sni: 'other.test' }))).toBe('cidr');
+    expect(name(conn({ srcIp: '192.168.1.1' }))).toBeUndefined();
+    expect(name(conn({ srcIp: '10.0.0.1', dstPort: 5555, srcPort: 1 }))).toBe('cidr');
+    expect(name(conn({ protocol: 'udp', dstPort: 53 }))).toBe('udp');
   });
 });

@@ -1,13 +1,16 @@
-import type { Route, Service } from '@gatehouse/core';
+import { amendAtcExpression, parseAtc, type Route, type Service } from '@gatehouse/core';
 import { AddressSet } from '@gatehouse/plugins';
 import { upstreamTarget } from '../compile/compile';
 import type { CompiledConfig, UpstreamTarget } from '../compile/types';
+import { compileExpression, ExpressionRequest, type CompiledExpression, type MatchState } from '../compile/expression-match';
 
 /**
  * The stream routes (`tcp`, `tls`, `udp`, `tls_passthrough`) of a configuration, as Kong 3.9's router ranks them
  * (kong/router/transform.lua, stream priority): a route with `snis`, or with both `sources` and `destinations`, first;
  * then by the weight of its sources, then of its destinations (an exact IP above a port above a CIDR); equal ranks by
  * id, highest first. `snis` are read on TLS connections only (`net.protocol != "tls" || tls.sni == …`).
+ * Routes with an `expression` (router_flavor = expressions) come first, by `priority` then id, and read `net.*` and
+ * `tls.sni`; `net.protocol` is `udp`, else `tls` when the connection sent a server name, else `tcp`, as in Kong.
  */
 
 /** What a connection is matched on. */
@@ -38,6 +41,8 @@ export interface StreamRoute {
   destinations: NetRule[] | null;
   snis: string[] | null;
   priority: number;
+  /** the route's expression; null for a route with traditional fields */
+  expression: CompiledExpression | null;
 }
 
 const STREAM_PROTOCOLS = new Set(['tcp', 'tls', 'udp', 'tls_passthrough']);
@@ -101,6 +106,8 @@ export function compileStreamRoutes(config: CompiledConfig): StreamRoute[] {
     if (protocols.size === 0) continue;
     const service = route.service ? (services.get(route.service.id) ?? null) : null;
     if (service !== null && service.enabled === false) continue;
+    const expression = expressionOf(route);
+    if (expression === undefined) continue;
     const snis = route.snis && route.snis.length > 0 ? route.snis.map((s) => s.toLowerCase()) : null;
     const both = (route.sources?.length ?? 0) > 0 && (route.destinations?.length ?? 0) > 0;
     routes.push({
@@ -112,16 +119,42 @@ export function compileStreamRoutes(config: CompiledConfig): StreamRoute[] {
       sources: netRules(route.sources),
       destinations: netRules(route.destinations),
       snis,
-      priority: (snis !== null || both ? 2 ** 12 : 0) + ipWeight(route.sources) * 16 + ipWeight(route.destinations),
+      priority: expression !== null ? route.priority ?? 0 : (snis !== null || both ? 2 ** 12 : 0) + ipWeight(route.sources) * 16 + ipWeight(route.destinations),
+      expression,
     });
   }
-  return routes.sort((a, b) => b.priority - a.priority || (a.route.id < b.route.id ? 1 : -1));
+  const expressionFirst = (a: StreamRoute, b: StreamRoute) => Number(b.expression !== null) - Number(a.expression !== null);
+  return routes.sort((a, b) => expressionFirst(a, b) || b.priority - a.priority || (a.route.id < b.route.id ? 1 : -1));
+}
+
+/** A route's compiled expression, null without one, undefined when it does not compile (the route is left out). */
+function expressionOf(route: Route): CompiledExpression | null | undefined {
+  if (typeof route.expression !== 'string') return null;
+  try {
+    return compileExpression(parseAtc(amendAtcExpression(route.expression)));
+  } catch {
+    return undefined;
+  }
+}
+
+const streamRequest = new ExpressionRequest();
+const matchState: MatchState = { matched: null, pattern: null };
+
+function expressionMatches(expression: CompiledExpression, conn: StreamConnection): boolean {
+  const scheme = conn.protocol === 'udp' ? 'udp' : conn.sni !== '' ? 'tls' : 'tcp';
+  const facts = { scheme, query: '', remoteAddress: conn.srcIp, remotePort: conn.srcPort, localAddress: conn.dstIp, localPort: conn.dstPort };
+  streamRequest.reset('', '', '', {}, conn.sni === '' ? undefined : conn.sni, facts);
+  return expression(streamRequest, matchState);
 }
 
 /** The first route, in rank order, that matches the connection. */
 export function matchStream(routes: readonly StreamRoute[], conn: StreamConnection): StreamRoute | null {
   for (const entry of routes) {
     if (!entry.protocols.has(conn.protocol)) continue;
+    if (entry.expression !== null) {
+      if (expressionMatches(entry.expression, conn)) return entry;
+      continue;
+    }
     if (!netMatches(entry.sources, conn.srcIp, conn.srcPort)) continue;
     if (!netMatches(entry.destinations, conn.dstIp, conn.dstPort)) continue;
     const readsSni = conn.protocol === 'tls' || conn.protocol === 'tls_passthrough';
