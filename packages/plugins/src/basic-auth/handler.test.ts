@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { compareSync, getRounds } from 'bcryptjs';
 import { emptyConfig, type Consumer, type SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult, PluginContext } from '../contract';
-import { buildBasicAuthIndex, type BasicAuthIndex } from './credential-index';
+import { basicAuthIndex, type BasicAuthIndex } from './credential-index';
 import { basicAuthCredentialSchema, hashPassword, PASSWORD_COST } from './entities';
 import { basicAuthAuthenticate, parseBasic } from './handler';
 import { basicAuthConfigSchema } from './schema';
@@ -20,7 +20,7 @@ beforeAll(async () => {
     consumers: [alice],
     credentials: { basicauth_credentials: [{ id: 'b-1', consumer: { id: alice.id }, ...stored }] },
   };
-  index = buildBasicAuthIndex(snapshotConfig);
+  index = basicAuthIndex.compile(snapshotConfig);
 });
 
 const basic = (user: string, password: string, scheme = 'Basic') => `${scheme} ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -122,7 +122,7 @@ describe('basic-auth', () => {
   });
 
   it('does not pay bcrypt again for credentials it already verified, until the next snapshot', async () => {
-    const fresh = buildBasicAuthIndex(snapshotConfig);
+    const fresh = basicAuthIndex.compile(snapshotConfig);
     const headers = { authorization: basic('alice-login', 'open:sesame') };
     const first = basicAuthAuthenticate(contextFor(headers, fresh).ctx, basicAuthConfigSchema.parse({}));
     expect(first).toBeInstanceOf(Promise);
@@ -134,7 +134,7 @@ describe('basic-auth', () => {
     // a wrong password is never cached, and a new snapshot starts with an empty cache
     await basicAuthAuthenticate(contextFor({ authorization: basic('alice-login', 'bad') }, fresh).ctx, basicAuthConfigSchema.parse({}));
     expect(fresh.verified.size).toBe(1);
-    expect(buildBasicAuthIndex(snapshotConfig).verified.size).toBe(0);
+    expect(basicAuthIndex.compile(snapshotConfig).verified.size).toBe(0);
   });
 });
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type JWTPayload } from 'jose';
 import { emptyConfig, type Consumer, type SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult, PluginContext } from '../contract';
-import { buildJwtIndex, type JwtIndex } from './credential-index';
+import { jwtIndex, type JwtIndex } from './credential-index';
 import { checkJwtSecret, generateJwtFields, JWT_ALGORITHMS, jwtSecretSchema, type JwtAlgorithm } from './entities';
 import { jwtAuthenticate } from './handler';
 import { jwt } from './index';
@@ -353,7 +353,7 @@ describe('jwt authentication', () => {
     expect(credential.keyFor(false)).toBe(credential.keyFor(false));
     expect(credential.keyFor(true)).toBe(credential.keyFor(true));
     expect(credential.keyFor(true)).not.toBe(credential.keyFor(false));
-    const rebuilt = buildJwtIndex(snapshot).byKey.get('hs256-key')!;
+    const rebuilt = jwtIndex.compile(snapshot).byKey.get('hs256-key')!;
     expect(rebuilt.keyFor(false)).not.toBe(credential.keyFor(false));
   });
 });

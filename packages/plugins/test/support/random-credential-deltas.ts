@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigState, emptyConfig, type AppliedChange, type ConfigRow, type SectionChanges, type SnapshotConfig } from '@gatehouse/core';
-import type { RowLookup } from '../../src/shared/credential-changes';
+import type { RowLookup } from '../../src/shared/credential-index';
 import { seededRandom } from '@gatehouse/testkit';
 
 /** One credential entity as the random deltas write it. */
