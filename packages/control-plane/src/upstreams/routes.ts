@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { Errors, HttpError, parseHostPort, type Target, type Upstream } from '@gatehouse/core';
+import { Errors, HttpError, parseHostPort, rowOf, targets, upstreams } from '@gatehouse/core';
 import type { HealthChannel } from '@gatehouse/sync';
 import { param, sendList, writeInput, type AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
@@ -93,7 +93,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
 
   resources.add('/upstreams/:parent/health', {
     get: async (req, res) => {
-      const upstream = (await upstreamOf(req)) as unknown as Upstream;
+      const upstream = rowOf(upstreams, await upstreamOf(req));
       const live = await reports();
       if (queryFlag(req, 'balancer_health')) {
         const view = balancerHealthView(upstream, live);
@@ -103,7 +103,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
       const q = parseListQuery(req.query);
       const page = await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id });
       const data = page.data.map((row) => {
-        const target = row as unknown as Target;
+        const target = rowOf(targets, row);
         const view = targetHealthView(upstream, target, live);
         const available = view.addresses.filter((a) => a.health === 'HEALTHY' || a.health === 'HEALTHCHECKS_OFF').reduce((n, a) => n + a.weight, 0);
         const total = view.addresses.reduce((n, a) => n + a.weight, 0);
@@ -126,7 +126,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
 
   const manual = (healthy: boolean, perAddress: boolean) => async (req: Parameters<typeof upstreamOf>[0], res: Parameters<typeof sendList>[1]) => {
     const upstream = await upstreamOf(req);
-    const target = (await targetOf(req, upstream)) as unknown as Target;
+    const target = rowOf(targets, await targetOf(req, upstream));
     const command: Parameters<HealthChannel['publishManual']>[0] = { upstream_id: upstream.id, target: target.target, healthy };
     if (perAddress) {
       const address = param(req, 'address');

@@ -86,6 +86,7 @@ function parsePublicKey(pem: string | null): KeyObject | null {
 function importHmacKey(secret: Uint8Array, algorithm: string): Promise<VerificationKey> {
   return webcrypto.subtle
     .importKey('raw', secret, { name: 'HMAC', hash: HMAC_HASH[algorithm]! }, false, ['verify'])
+    // node's webcrypto key and the DOM CryptoKey jose is typed with are the same object under two declarations
     .then((key) => key as unknown as CryptoKey)
     .catch(() => null);
 }
