@@ -7,6 +7,7 @@ import { basicAuthCredentialSchema, hashPassword, PASSWORD_COST } from './entiti
 import { basicAuthAuthenticate, parseBasic } from './handler';
 import { basicAuthConfigSchema } from './schema';
 import { VerifiedCredentialCache } from './verified-cache';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
@@ -30,13 +31,8 @@ function contextFor(headers: Record<string, string>, idx = index) {
   const ctx: PluginContext<BasicAuthIndex> = {
     req: { method: 'GET', path: '/', headers, query: new URLSearchParams(), clientIp: '127.0.0.1', scheme: 'http', readBody: async () => Buffer.alloc(0) },
     upstream: { setHeader: () => undefined, removeHeader: (n) => void removed.push(n), removeQueryArg: () => undefined, setBody: () => undefined },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index: idx,
-    runtime: {},
   };
   return { ctx, removed };
 }

@@ -9,6 +9,7 @@ import { jwtAuthenticate } from './handler';
 import { jwt } from './index';
 import { checkJwtConfig, jwtConfigSchema } from './schema';
 import { decodeToken, MULTIPLE_TOKENS, retrieveToken } from './token';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
@@ -91,13 +92,8 @@ function contextFor(request: RequestShape, idx: JwtIndex = index): PluginContext
       readBody: async () => Buffer.alloc(0),
     },
     upstream: { setHeader: () => undefined, removeHeader: () => undefined, removeQueryArg: () => undefined, setBody: () => undefined },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index: idx,
-    runtime: {},
   };
 }
 
