@@ -2,11 +2,11 @@
 // sources: time from spawning the process to its first proxied request, RSS once idle, and `POST /config` of a
 // document with N consumers (one key-auth key each).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { firstRequestThenIdle, freePort, stopChild, until } from './start-measure';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const START = ['--import', 'tsx', 'packages/cli/src/main.ts', 'start'];
@@ -17,33 +17,6 @@ export interface DblessSample {
   variant: StoreVariant;
   firstRequestMs: number;
   idleRssMb: number;
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 180_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(10)) {
-    try {
-      if (await check()) return;
-    } catch {}
-  }
-  throw new Error('gatehouse did not come up in time');
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = new Promise((done) => child.once('exit', done));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 interface Setup {
@@ -91,16 +64,7 @@ function spawnStart(setup: Setup): ChildProcess {
 
 async function runOnce(variant: StoreVariant, setup: Setup, idleMs: number): Promise<DblessSample> {
   const started = performance.now();
-  const child = spawnStart(setup);
-  try {
-    await until(async () => (await fetch(`${setup.proxy}/startup`)).status === 200);
-    const firstRequestMs = performance.now() - started;
-    await sleep(idleMs);
-    const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-    return { variant, firstRequestMs, idleRssMb: rss ? Number(rss[1]) / 1024 : NaN };
-  } finally {
-    await stop(child);
-  }
+  return { variant, ...(await firstRequestThenIdle(spawnStart(setup), started, setup.proxy, idleMs)) };
 }
 
 /** ms of one `POST /config` of a document with `consumers` consumers, on a running node of each kind */
@@ -114,7 +78,7 @@ async function postConfigMs(setup: Setup, body: string): Promise<number> {
     if (res.status !== 201) throw new Error(`POST /config answered ${res.status}`);
     return performance.now() - started;
   } finally {
-    await stop(child);
+    await stopChild(child);
   }
 }
 
@@ -136,7 +100,7 @@ export async function measureDbless(upstreamUrl: string, runs: number, idleMs: n
       const res = await fetch(`${setup.embedded.admin}/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: document(upstreamUrl) });
       if (res.status !== 201) throw new Error(`embedded setup answered ${res.status}`);
     } finally {
-      await stop(first);
+      await stopChild(first);
     }
     const samples: DblessSample[] = [];
     for (let i = 0; i < runs; i++) for (const variant of ['embedded', 'dbless'] as const) samples.push(await runOnce(variant, setup[variant], idleMs));

@@ -2,11 +2,11 @@
 // node packages/cli/dist/main.js): time from spawning the process to its first proxied request, and its RSS once
 // idle. Both start on the same data directory, which holds a service and a route to the bench upstream.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { firstRequestThenIdle, freePort, until } from './start-measure';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -25,42 +25,10 @@ export interface StartupSample {
   idleRssMb: number;
 }
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(10)) {
-    try {
-      if (await check()) return;
-    } catch {}
-  }
-  throw new Error('gatehouse did not come up in time');
-}
-
 async function runOnce(variant: StartVariant, env: NodeJS.ProcessEnv, proxyUrl: string, idleMs: number, prepare?: () => Promise<void>): Promise<StartupSample> {
   const started = performance.now();
   const child = spawn(process.execPath, [...COMMANDS[variant]], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
-  try {
-    if (prepare) await prepare();
-    await until(async () => (await fetch(`${proxyUrl}/startup`)).status === 200);
-    const firstRequestMs = performance.now() - started;
-    await sleep(idleMs);
-    const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-    return { variant, firstRequestMs, idleRssMb: rss ? Number(rss[1]) / 1024 : NaN };
-  } finally {
-    const exited = new Promise((done) => child.once('exit', done));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  return { variant, ...(await firstRequestThenIdle(child, started, proxyUrl, idleMs, prepare)) };
 }
 
 /** Builds, prepares a data directory, then alternates tsx and dist starts `runs` times each. */

@@ -1,8 +1,8 @@
 import { addDigest, canonicalJson, combineSectionHashes, entityDigest, hexToSum, removeDigest, sectionSums, sumToHex } from './hash';
+import type { AppliedChange, ConfigRow, CredentialSectionKey, RowOf } from './section-rows';
 import { emptyConfig, SNAPSHOT_SECTIONS, type Snapshot, type SnapshotConfig, type SnapshotSection } from './snapshot';
 
-/** A row of any snapshot section: what a delta carries and a config state keeps. */
-export type ConfigRow = Record<string, unknown> & { id: string };
+export type * from './section-rows';
 
 /**
  * Where a row lives in a snapshot: a section name (`services`, `consumers`, …) or, for credentials, `credentials/`
@@ -10,7 +10,7 @@ export type ConfigRow = Record<string, unknown> & { id: string };
  */
 export type SectionKey = string;
 
-export function credentialKey(entity: string): SectionKey {
+export function credentialKey(entity: string): CredentialSectionKey {
   return `credentials/${entity}`;
 }
 
@@ -55,14 +55,6 @@ export interface SignedDelta {
   payload: string;
   /** hex HMAC-SHA256 of `payload` under the cluster secret */
   signature: string;
-}
-
-/** One row that a delta changed, with what it was before (absent: new) and after (absent: deleted). */
-export interface AppliedChange {
-  key: SectionKey;
-  id: string;
-  before?: ConfigRow;
-  after?: ConfigRow;
 }
 
 /** A delta whose result does not have the hash it announces: the receiver's config differs from the sender's. */
@@ -121,9 +113,9 @@ export class ConfigState {
     const config = snapshot.config;
     for (const section of SNAPSHOT_SECTIONS) {
       if (section === 'credentials') {
-        for (const [entity, rows] of Object.entries(config.credentials ?? {})) state.fill(credentialKey(entity), rows as ConfigRow[], copy);
+        for (const [entity, rows] of Object.entries(config.credentials ?? {})) state.fill(credentialKey(entity), rows, copy);
       } else {
-        state.fill(section, (config[section] ?? []) as unknown as ConfigRow[], copy);
+        state.fill(section, config[section] ?? [], copy);
       }
     }
     return state;
@@ -140,15 +132,15 @@ export class ConfigState {
     }
   }
 
-  /** the rows of one section (created empty when absent) */
-  section(key: SectionKey): Map<string, ConfigRow> {
+  /** the rows of one section (created empty when absent), of the section's row type: deltas are checked on the way in */
+  section<K extends SectionKey>(key: K): Map<string, RowOf<K>> {
     let map = this.sections.get(key);
     if (!map) this.sections.set(key, (map = new Map()));
-    return map;
+    return map as Map<string, RowOf<K>>;
   }
 
-  get(key: SectionKey, id: string): ConfigRow | undefined {
-    return this.sections.get(key)?.get(id);
+  get<K extends SectionKey>(key: K, id: string): RowOf<K> | undefined {
+    return this.section(key).get(id);
   }
 
   hashes(): Record<SnapshotSection, string> {
@@ -211,12 +203,12 @@ export class ConfigState {
     }
     const applied: AppliedChange[] = [];
     for (const [key, change] of Object.entries(delta.changes)) {
-      const rows = this.section(key);
+      const rows: Map<string, ConfigRow> = this.section(key);
       for (const id of change.delete ?? []) {
         const before = rows.get(id);
         if (!before) continue;
         rows.delete(id);
-        applied.push({ key, id, before });
+        applied.push({ key, id, before } as AppliedChange);
       }
       for (const row of change.upsert ?? []) {
         const existing = rows.get(row.id);
@@ -224,11 +216,11 @@ export class ConfigState {
           const before = { ...existing };
           for (const field of Object.keys(existing)) if (!(field in row)) delete existing[field];
           Object.assign(existing, row);
-          applied.push({ key, id: row.id, before, after: existing });
+          applied.push({ key, id: row.id, before, after: existing } as AppliedChange);
         } else {
           const after = { ...row };
           rows.set(row.id, after);
-          applied.push({ key, id: row.id, after });
+          applied.push({ key, id: row.id, after } as AppliedChange);
         }
       }
     }
@@ -240,10 +232,8 @@ export class ConfigState {
   }
 
   /** the rows of a section, sorted by id (as snapshots list them) */
-  list(key: SectionKey): ConfigRow[] {
-    const rows = this.sections.get(key);
-    if (!rows) return [];
-    return [...rows.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  list<K extends SectionKey>(key: K): Array<RowOf<K>> {
+    return [...this.section(key).values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** credential entity names present */
@@ -253,15 +243,11 @@ export class ConfigState {
 
   /** The whole configuration as a snapshot's config: every list sorted by id. */
   toConfig(): SnapshotConfig {
-    const config = emptyConfig() as unknown as Record<string, unknown>;
-    for (const section of SNAPSHOT_SECTIONS) {
-      if (section === 'credentials') continue;
-      config[section] = this.list(section);
-    }
-    const credentials: Record<string, ConfigRow[]> = {};
-    for (const entity of this.credentialEntities().sort()) credentials[entity] = this.list(credentialKey(entity));
-    config.credentials = credentials;
-    return config as unknown as SnapshotConfig;
+    const config = emptyConfig();
+    const sections: Record<string, unknown> = config;
+    for (const section of SNAPSHOT_SECTIONS) if (section !== 'credentials') sections[section] = this.list(section);
+    for (const entity of this.credentialEntities().sort()) config.credentials[entity] = this.list(credentialKey(entity));
+    return config;
   }
 
   toSnapshot(): Snapshot {

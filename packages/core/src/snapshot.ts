@@ -2,52 +2,52 @@ import type { SignedDelta } from './config-delta';
 import type { Consumer, Plugin, Route, Service, Target, Upstream } from './entities';
 
 /** A key as data planes receive it: private material already decrypted by the control plane. */
-export interface SnapshotKey {
+export type SnapshotKey = {
   id: string;
   name: string | null;
   kid: string;
   set: { id: string } | null;
   jwk: string | null;
   pem: { public_key: string | null; private_key: string | null } | null;
-}
+};
 
 /** A certificate as data planes receive it: private keys decrypted; `cert`/`key` may still be vault references. */
-export interface SnapshotCertificate {
+export type SnapshotCertificate = {
   id: string;
   cert: string;
   key: string;
   cert_alt: string | null;
   key_alt: string | null;
-}
+};
 
-export interface SnapshotSni {
+export type SnapshotSni = {
   id: string;
   name: string;
   certificate: { id: string };
-}
+};
 
-export interface SnapshotCaCertificate {
+export type SnapshotCaCertificate = {
   id: string;
   cert: string;
-}
+};
 
-export interface SnapshotVault {
+export type SnapshotVault = {
   id: string;
   prefix: string;
   name: string;
   config: Record<string, unknown> | null;
-}
+};
 
-export interface SnapshotKeySet {
+export type SnapshotKeySet = {
   id: string;
   name: string | null;
-}
+};
 
 /**
  * Everything a data plane needs, in a deterministic order (each list sorted by id).
  * `credentials` is keyed by the credential entity's name (keyauth_credentials, basicauth_credentials, …).
  */
-export interface SnapshotConfig {
+export type SnapshotConfig = {
   services: Service[];
   routes: Route[];
   consumers: Consumer[];
@@ -63,7 +63,7 @@ export interface SnapshotConfig {
   snis?: SnapshotSni[];
   ca_certificates?: SnapshotCaCertificate[];
   vaults?: SnapshotVault[];
-}
+};
 
 export const SNAPSHOT_SECTIONS = [
   'services',

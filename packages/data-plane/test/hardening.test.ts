@@ -3,19 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Snapshot } from '@gatehouse/core';
-import {
-  makeConsumer,
-  makeCredential,
-  makePlugin,
-  makeRoute,
-  makeService,
-  makeSnapshot,
-  rawRequest,
-  startEchoUpstream,
-  startFileUpstream,
-  type EchoUpstream,
-  type FileUpstream,
-} from '@gatehouse/testkit';
+import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot, rawRequest, startEchoUpstream, startFileUpstream, type EchoUpstream, type FileUpstream } from '@gatehouse/testkit';
 import { MemoryTokenStore } from '@gatehouse/plugins';
 import { compile, ConfigHolder, createDataPlaneServer, type DataPlaneServer, type DataPlaneServerOptions } from '../src';
 import { quietLog, send } from './harness';

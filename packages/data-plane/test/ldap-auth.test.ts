@@ -1,18 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Plugin } from '@gatehouse/core';
 import { BindCache, LDAP_AUTH_RUNTIME, LdapConnections, type LdapAuthRuntime, type LdapServer } from '@gatehouse/plugins';
-import {
-  makeConsumer,
-  makeCredential,
-  makePlugin,
-  makeRoute,
-  makeService,
-  makeSnapshot,
-  startEchoUpstream,
-  startLdapServer,
-  type EchoUpstream,
-  type LdapServerHandle,
-} from '@gatehouse/testkit';
+import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot, startEchoUpstream, startLdapServer, type EchoUpstream, type LdapServerHandle } from '@gatehouse/testkit';
 import { compile, ConfigHolder, createDataPlaneServer, SnapshotCompileError, type DataPlaneServer } from '../src';
 import { closedPort, send, type SendOptions } from './harness';
 

@@ -8,19 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { Snapshot } from '@gatehouse/core';
 import { redisTokenStore, type PluginRuntime } from '@gatehouse/plugins';
-import {
-  SHARED_REDIS_URL,
-  deleteRedisPrefix,
-  makeConsumer,
-  makeCredential,
-  makePlugin,
-  makeRoute,
-  makeService,
-  makeSnapshot,
-  startEchoUpstream,
-  uniqueRedisPrefix,
-  type EchoUpstream,
-} from '@gatehouse/testkit';
+import { SHARED_REDIS_URL, deleteRedisPrefix, makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot, startEchoUpstream, uniqueRedisPrefix, type EchoUpstream } from '@gatehouse/testkit';
 import { compile, ConfigHolder, createDataPlaneServer, type DataPlaneServerOptions, type DataPlaneServer } from '../src';
 import { quietLog, send, type Reply, type SendOptions } from './harness';
 

@@ -6,24 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Snapshot } from '@gatehouse/core';
 import { bundledPlugins, definePlugin, findPlugin, openPlugins, PluginQueues, prometheusConfigSchema, type PluginDefinition, type PluginResources } from '@gatehouse/plugins';
-import {
-  makeConsumer,
-  makeCredential,
-  makePlugin,
-  makeRoute,
-  makeService,
-  makeSnapshot,
-  makeTarget,
-  makeUpstream,
-  startEchoUpstream,
-  startLogCollector,
-  startTargetServer,
-  prometheusSamples,
-  sampleValue,
-  type EchoUpstream,
-  type LogCollector,
-  type PrometheusSample,
-} from '@gatehouse/testkit';
+import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot, makeTarget, makeUpstream, startEchoUpstream, startLogCollector, startTargetServer, prometheusSamples, sampleValue, type EchoUpstream, type LogCollector, type PrometheusSample } from '@gatehouse/testkit';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { Registry } from 'prom-client';
 import WebSocket from 'ws';

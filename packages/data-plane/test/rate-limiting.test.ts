@@ -4,22 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { Consumer, Plugin, Route, Service, Snapshot } from '@gatehouse/core';
 import { bundledPlugins, openPlugins, type PluginRuntime } from '@gatehouse/plugins';
-import {
-  deleteRedisPrefix,
-  makeConsumer,
-  makeCredential,
-  makePlugin,
-  makeRoute,
-  makeService,
-  makeSnapshot,
-  requireRedis,
-  SHARED_REDIS_URL,
-  startEchoUpstream,
-  startRedisServer,
-  uniqueRedisPrefix,
-  type EchoUpstream,
-  type RedisServerHandle,
-} from '@gatehouse/testkit';
+import { deleteRedisPrefix, makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot, requireRedis, SHARED_REDIS_URL, startEchoUpstream, startRedisServer, uniqueRedisPrefix, type EchoUpstream, type RedisServerHandle } from '@gatehouse/testkit';
 import { compile, ConfigHolder, createDataPlaneServer, type DataPlaneServer, type ForwarderKind } from '../src';
 import { quietLog, send, type Reply, type SendOptions } from './harness';
 

@@ -342,6 +342,18 @@ export interface CredentialEntity extends EntityDefinition {
   prepare?: (entity: Record<string, unknown>, previous: Record<string, unknown> | null, options?: PrepareOptions) => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
+/** A credential entity's declared index as the data plane builds it and follows deltas with it (`declareIndex`). */
+export interface FollowedIndex<Index> {
+  entity: CredentialEntity;
+  /** lookup name → the row field it is keyed by */
+  keyedBy: Readonly<Record<string, string>>;
+  compile(config: SnapshotConfig): Index;
+  /** `consumers` and the entity's section */
+  indexSections: readonly string[];
+  /** `rows` looks up the configuration after the delta */
+  updateIndex(index: Index, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined): boolean;
+}
+
 /** What a plugin opened for one data-plane node (connections, files, stores); the node closes it when it stops. */
 export interface PluginResources {
   close(): void | Promise<void>;
@@ -372,6 +384,11 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * validation (rate-limiting's `redis_host` → `redis.host`); returns the config to validate
    */
   shorthandFields?: (config: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * the index a credential entity declares (`declareIndex`: what it is keyed by, what an entry holds); `definePlugin`
+   * makes it the plugin's `compile`, `indexSections` and `updateIndex`
+   */
+  credentialIndex?: FollowedIndex<Index>;
   /** builds lookups (e.g. key → credential) once per snapshot */
   compile?: (config: SnapshotConfig) => Index;
   /**
@@ -423,5 +440,6 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
 }
 
 export function definePlugin<Config, Index>(def: PluginDefinition<Config, Index>): PluginDefinition<Config, Index> {
-  return def;
+  const declared = def.credentialIndex;
+  return declared ? { ...def, compile: declared.compile, indexSections: declared.indexSections, updateIndex: declared.updateIndex } : def;
 }

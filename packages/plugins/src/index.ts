@@ -1,13 +1,14 @@
 export * from './contract';
+export { declareIndex, type CredentialIndexDeclaration, type DeclaredIndex } from './shared/credential-index';
 export * from './bundled';
 export * from './key-auth/schema';
 export * from './key-auth/entities';
 export { keyAuth } from './key-auth';
-export { buildKeyAuthIndex, type KeyAuthIndex } from './key-auth/credential-index';
+export { keyAuthIndex, type KeyAuthIndex } from './key-auth/credential-index';
 export * from './basic-auth/schema';
 export * from './basic-auth/entities';
 export { basicAuth } from './basic-auth';
-export { buildBasicAuthIndex, type BasicAuthIndex } from './basic-auth/credential-index';
+export { basicAuthIndex, type BasicAuthIndex } from './basic-auth/credential-index';
 export { VerifiedCredentialCache } from './basic-auth/verified-cache';
 export * from './request-termination/schema';
 export { requestTermination } from './request-termination';
@@ -17,15 +18,15 @@ export { jweDecrypt } from './jwe-decrypt';
 export * from './jwt/schema';
 export * from './jwt/entities';
 export { jwt } from './jwt';
-export { buildJwtIndex, JwtCredential, type JwtIndex } from './jwt/credential-index';
+export { jwtIndex, JwtCredential, type JwtIndex } from './jwt/credential-index';
 export * from './hmac-auth/schema';
 export * from './hmac-auth/entities';
 export { hmacAuth } from './hmac-auth';
-export { buildHmacAuthIndex, type HmacAuthIndex, type HmacCredential } from './hmac-auth/credential-index';
+export { hmacAuthIndex, type HmacAuthIndex, type HmacCredential } from './hmac-auth/credential-index';
 export * from './acl/schema';
 export * from './acl/entities';
 export { acl } from './acl';
-export { buildAclIndex, type AclIndex, type ConsumerGroups } from './acl/group-index';
+export { aclIndex, type AclIndex, type ConsumerGroups } from './acl/group-index';
 export * from './ldap-auth/schema';
 export { ldapAuth } from './ldap-auth';
 export { ldapAuthAuthenticate, sharedLdapAuthRuntime, LDAP_AUTH_RUNTIME, type LdapAuthRuntime } from './ldap-auth/handler';
@@ -43,7 +44,7 @@ export { windowOf, type CountingWindow } from './rate-limiting/windows';
 export * from './oauth2/schema';
 export * from './oauth2/entities';
 export { oauth2, oauth2EndpointOf } from './oauth2';
-export { buildOAuth2Index, type OAuth2Client, type OAuth2Index } from './oauth2/credential-index';
+export { oauth2Index, type OAuth2Client, type OAuth2Index } from './oauth2/credential-index';
 export {
   presentToken as presentOAuth2Token,
   listOAuth2Tokens,

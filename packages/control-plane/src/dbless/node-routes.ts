@@ -1,11 +1,10 @@
-import { hostname } from 'node:os';
 import { HttpError, kongEntitySchemaOf, kongPluginSchemaOf } from '@gatehouse/core';
 import { pluginProtocolsSchema, type PluginDefinition } from '@gatehouse/plugins';
 import { param } from '../http/context';
 import type { ResourceRegistry } from '../http/resources';
 import { checkEntity } from '../declarative/apply';
 import { schemaViolation } from '@gatehouse/core';
-import { listener, type NodeInfo } from '../routes/root';
+import { nodeInformation, serverStatus, type NodeInfo } from '../routes/root';
 import type { EntityKind } from '../service/entity-kind';
 import type { DeclarativeSource } from './declarative-source';
 
@@ -13,52 +12,18 @@ import type { DeclarativeSource } from './declarative-source';
 export function mountDeclarativeNodeRoutes(resources: ResourceRegistry, node: NodeInfo, plugins: PluginDefinition[], source: DeclarativeSource): void {
   resources.add('/', {
     get: (_req, res) => {
-      const available: Record<string, { version: string; priority: number }> = {};
-      for (const p of [...plugins].sort((a, b) => a.name.localeCompare(b.name))) available[p.name] = { version: p.version, priority: p.priority };
       const enabled = [...new Set((source.state.entities.get('plugins') ?? []).map((p) => String(p.name)))].sort();
-      res.json({
-        version: node.version,
-        edition: 'community',
-        hostname: node.hostname ?? hostname(),
-        node_id: node.nodeId,
-        tagline: 'Welcome to gatehouse',
-        timers: { running: 0, pending: 0 },
-        pids: { master: process.pid, workers: [process.pid] },
-        configuration: {
-          role: node.role,
-          admin_listen: node.adminListen,
-          proxy_listen: node.proxyListen,
-          proxy_listeners: node.proxyListen.map(listener),
-          admin_listeners: node.adminListen.map(listener),
-          plugins: ['bundled'],
-          loaded_plugins: Object.fromEntries(plugins.map((p) => [p.name, true])),
-          // Kong's other configuration keys (listeners, router flavour, …); `database` stays `off`
-          ...node.configuration,
-          database: 'off',
-        },
-        plugins: { available_on_server: available, enabled_in_cluster: enabled },
-      });
+      const info = nodeInformation(node, plugins, enabled, {});
+      // whatever the node's configuration says, there is no database
+      info.configuration.database = 'off';
+      res.json(info);
     },
   });
   resources.add('/status', {
     get: async (_req, res) => {
       const extras = node.statusExtras ? await node.statusExtras() : {};
-      const c = node.counters;
-      res.json({
-        // Kong leaves `database` out without one, and reports the loaded configuration's hash instead
-        configuration_hash: source.state.hash,
-        config_version: source.status().version,
-        server: {
-          connections_active: c.connections_active,
-          connections_reading: 0,
-          connections_writing: c.connections_active > 0 ? 1 : 0,
-          connections_waiting: Math.max(0, c.connections_active - 1),
-          connections_accepted: c.connections_accepted,
-          connections_handled: c.connections_handled,
-          total_requests: c.total_requests,
-        },
-        ...extras,
-      });
+      // Kong leaves `database` out without one, and reports the loaded configuration's hash instead
+      res.json({ configuration_hash: source.state.hash, config_version: source.status().version, server: serverStatus(node.counters), ...extras });
     },
   });
 }

@@ -1,4 +1,4 @@
-import { tooDeep, MAX_BODY_NESTING } from '../http/nesting';
+import { JSON_CODES, tooDeep, MAX_BODY_NESTING } from '../http/nesting';
 import type { Steps } from './slices';
 
 /**
@@ -11,14 +11,7 @@ import type { Steps } from './slices';
  */
 const SLICE_BYTES = 1 << 20;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_SQUARE = 0x5b;
-const CLOSE_SQUARE = 0x5d;
-const OPEN_CURLY = 0x7b;
-const CLOSE_CURLY = 0x7d;
+const { QUOTE, BACKSLASH, COMMA, COLON, OPEN_SQUARE, CLOSE_SQUARE, OPEN_CURLY, CLOSE_CURLY } = JSON_CODES;
 
 class Malformed extends Error {}
 

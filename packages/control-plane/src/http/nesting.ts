@@ -12,12 +12,9 @@ export function tooDeep(): HttpError {
   return new HttpError(400, `request body nests too deeply (limit ${MAX_BODY_NESTING})`);
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_SQUARE = 0x5b;
-const CLOSE_SQUARE = 0x5d;
-const OPEN_CURLY = 0x7b;
-const CLOSE_CURLY = 0x7d;
+/** JSON's structural characters, as char codes (the same in bytes and in text) */
+export const JSON_CODES = { QUOTE: 0x22, BACKSLASH: 0x5c, COMMA: 0x2c, COLON: 0x3a, OPEN_SQUARE: 0x5b, CLOSE_SQUARE: 0x5d, OPEN_CURLY: 0x7b, CLOSE_CURLY: 0x7d } as const;
+const { QUOTE, BACKSLASH, OPEN_SQUARE, CLOSE_SQUARE, OPEN_CURLY, CLOSE_CURLY } = JSON_CODES;
 
 /**
  * Counts JSON nesting as the text arrives, chunk by chunk (bytes or text: the structural characters are ASCII

@@ -1,4 +1,4 @@
-import { emptyConfig, targets, upstreams, type SnapshotConfig } from '@gatehouse/core';
+import { credentialKey, emptyConfig, targets, upstreams, type RowOf, type SnapshotConfig } from '@gatehouse/core';
 import type { PluginDefinition } from '@gatehouse/plugins';
 import type { Keyring } from '../keys/keyring';
 import { loadKeysForSnapshot } from '../keys/snapshot-keys';
@@ -46,13 +46,15 @@ function credentialNames(plugins: PluginDefinition[]): string[] {
  * stored entities, whatever holds them (the database, or a declarative document in memory).
  */
 export function assembleSnapshotConfig(read: (name: string) => StoredEntity[], plugins: PluginDefinition[]): SnapshotConfig {
+  // stored rows went through their entity's schema, which is what the section's row type says
+  const rows = <K extends string>(key: K, name: string = key) => read(name) as Array<RowOf<K>>;
   const config = emptyConfig();
-  config.services = read('services') as unknown as SnapshotConfig['services'];
-  config.routes = read('routes') as unknown as SnapshotConfig['routes'];
-  config.consumers = read('consumers') as unknown as SnapshotConfig['consumers'];
-  config.plugins = read('plugins') as unknown as SnapshotConfig['plugins'];
-  for (const name of credentialNames(plugins)) config.credentials[name] = read(name) as unknown as SnapshotConfig['credentials'][string];
-  config.upstreams = read(upstreams.name) as unknown as SnapshotConfig['upstreams'];
-  config.targets = read(targets.name) as unknown as SnapshotConfig['targets'];
+  config.services = rows('services');
+  config.routes = rows('routes');
+  config.consumers = rows('consumers');
+  config.plugins = rows('plugins');
+  for (const name of credentialNames(plugins)) config.credentials[name] = rows(credentialKey(name), name);
+  config.upstreams = rows('upstreams', upstreams.name);
+  config.targets = rows('targets', targets.name);
   return config;
 }

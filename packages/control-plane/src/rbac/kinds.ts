@@ -5,7 +5,7 @@
  * rename carries along and what keeps a workspace from being deleted.
  */
 import { randomUUID } from 'node:crypto';
-import { admins, Errors, rbacRoles, rbacUsers, schemaViolation, workspaces, type RbacRole, type RbacUser, type Workspace } from '@gatehouse/core';
+import { admins, Errors, rbacRoles, rbacUsers, rowOf, schemaViolation, workspaces, type RbacRole, type RbacUser, type Workspace } from '@gatehouse/core';
 import type { EntityKind, WriteContext } from '../service/entity-kind';
 import type { EntityRepository, Executor, StoredEntity } from '../store/entity-repository';
 import { DEFAULT_WORKSPACE } from './decide';
@@ -117,7 +117,7 @@ export function userKind(deps: RbacKindDeps): EntityKind {
       return userWithToken(entity, token);
     },
     afterWrite: async (entity, ctx) => {
-      if (!ctx.previous) await attachDefaultRole(deps, ctx.trx, entity as unknown as RbacUser, (await workspaceIn(ctx)).id);
+      if (!ctx.previous) await attachDefaultRole(deps, ctx.trx, rowOf(rbacUsers, entity), (await workspaceIn(ctx)).id);
     },
     beforeDelete: async (entity, ctx) => {
       if (callerIn(ctx)?.user.id === entity.id) throw Errors.forbidden('the admin should not delete themselves');

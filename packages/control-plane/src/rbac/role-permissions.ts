@@ -3,7 +3,7 @@
  * operations", kong-reference Part B §1), with the self-modification and cross-workspace guards. Users, roles and
  * admins are looked up through their kinds, as their own routes look them up. Each write is one transaction.
  */
-import { Errors, schemaViolation, type RbacRole, type RbacUser } from '@gatehouse/core';
+import { Errors, rbacRoles, rbacUsers, rowOf, schemaViolation, type RbacRole, type RbacUser } from '@gatehouse/core';
 import { isUuid } from '../service/references';
 import type { Executor } from '../store/entity-repository';
 import { ALL_ACTIONS, WILDCARD, buildPermissionMap, normalizeEndpoint, parseActions, type PermissionMap } from './decide';
@@ -21,14 +21,14 @@ export class RolePermissions {
     const { entities, users } = this.rbac.families;
     const user = await entities.find(users, ref, undefined, ex);
     if (!user) throw entities.notFound(users, ref);
-    return user as unknown as RbacUser;
+    return rowOf(rbacUsers, user) as RbacUser; // the kind stores user_token_ident beside the schema's fields
   }
 
   private async roleOr404(ex: Executor, scope: RbacScope, ref: string): Promise<RbacRole> {
     const { entities, roles } = this.rbac.families;
     const role = await entities.find(roles, ref, { field: 'workspace', id: scope.workspace.id }, ex);
     if (!role) throw Errors.notFound();
-    return role as unknown as RbacRole;
+    return rowOf(rbacRoles, role) as RbacRole; // the kind stores the role's workspace beside the schema's fields
   }
 
   private async adminUserOr404(ex: Executor, ref: string): Promise<string> {

@@ -182,7 +182,8 @@ export async function insertPermission(ex: Executor, family: PermissionFamily, r
 export async function updatePermission(ex: Executor, family: PermissionFamily, row: EndpointRow | EntityRow): Promise<void> {
   const { table, key } = PERMISSION_TABLES[family];
   let q = ex.updateTable(table).set({ actions: row.actions, negative: row.negative, comment: row.comment, updated_at: row.updated_at }).where('role_id', '=', row.role_id);
-  for (const column of key) q = q.where(column, '=', (row as unknown as Record<string, string>)[column]!);
+  const fields: Record<string, unknown> = { ...row };
+  for (const column of key) q = q.where(column, '=', String(fields[column]));
   await q.execute();
 }
 

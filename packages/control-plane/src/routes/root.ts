@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
+import type { PluginDefinition } from '@gatehouse/plugins';
 import type { AdminContext } from '../http/context';
 import { findDanglingAnonymous } from '../store/dangling-references';
 
@@ -56,7 +57,51 @@ export function listener(spec: string): Record<string, unknown> {
   };
 }
 
-/** GET / (Kong's node information, read by Kong Manager and decK) and GET /status. */
+/**
+ * Kong's node information (GET /, read by Kong Manager and decK). `storage` names the database; the node's own
+ * configuration keys win over it.
+ */
+export function nodeInformation(node: NodeInfo, plugins: readonly PluginDefinition[], enabled: string[], storage: Record<string, unknown>) {
+  const available: Record<string, { version: string; priority: number }> = {};
+  for (const p of [...plugins].sort((a, b) => a.name.localeCompare(b.name))) available[p.name] = { version: p.version, priority: p.priority };
+  const configuration: Record<string, unknown> = {
+    ...storage,
+    role: node.role,
+    admin_listen: node.adminListen,
+    proxy_listen: node.proxyListen,
+    proxy_listeners: node.proxyListen.map(listener),
+    admin_listeners: node.adminListen.map(listener),
+    plugins: ['bundled'],
+    loaded_plugins: Object.fromEntries(plugins.map((p) => [p.name, true])),
+    ...node.configuration,
+  };
+  return {
+    version: node.version,
+    edition: 'community',
+    hostname: node.hostname ?? hostname(),
+    node_id: node.nodeId,
+    tagline: 'Welcome to gatehouse',
+    timers: { running: 0, pending: 0 },
+    pids: { master: process.pid, workers: [process.pid] },
+    configuration,
+    plugins: { available_on_server: available, enabled_in_cluster: enabled },
+  };
+}
+
+/** GET /status's `server` block: the admin server's connections and requests, as nginx's stub status counts them. */
+export function serverStatus(counters: ServerCounters) {
+  return {
+    connections_active: counters.connections_active,
+    connections_reading: 0,
+    connections_writing: counters.connections_active > 0 ? 1 : 0,
+    connections_waiting: Math.max(0, counters.connections_active - 1),
+    connections_accepted: counters.connections_accepted,
+    connections_handled: counters.connections_handled,
+    total_requests: counters.total_requests,
+  };
+}
+
+/** GET / and GET /status of a node over a database. */
 export function mountRootRoutes(ctx: AdminContext, node: NodeInfo): void {
   const { resources, store, plugins } = ctx;
 
@@ -65,30 +110,8 @@ export function mountRootRoutes(ctx: AdminContext, node: NodeInfo): void {
       const { rows } = await sql<{ name: string }>`select distinct name from plugins order by name`
         .execute(store.db)
         .catch(() => ({ rows: [] as Array<{ name: string }> }));
-      const available: Record<string, { version: string; priority: number }> = {};
-      for (const p of [...plugins].sort((a, b) => a.name.localeCompare(b.name))) available[p.name] = { version: p.version, priority: p.priority };
-      res.json({
-        version: node.version,
-        edition: 'community',
-        hostname: node.hostname ?? hostname(),
-        node_id: node.nodeId,
-        tagline: 'Welcome to gatehouse',
-        timers: { running: 0, pending: 0 },
-        pids: { master: process.pid, workers: [process.pid] },
-        configuration: {
-          database: 'postgres',
-          database_backend: store.database.kind,
-          role: node.role,
-          admin_listen: node.adminListen,
-          proxy_listen: node.proxyListen,
-          proxy_listeners: node.proxyListen.map(listener),
-          admin_listeners: node.adminListen.map(listener),
-          plugins: ['bundled'],
-          loaded_plugins: Object.fromEntries(plugins.map((p) => [p.name, true])),
-          ...node.configuration,
-        },
-        plugins: { available_on_server: available, enabled_in_cluster: rows.map((r) => r.name) },
-      });
+      const storage = { database: 'postgres', database_backend: store.database.kind };
+      res.json(nodeInformation(node, plugins, rows.map((r) => r.name), storage));
     },
   });
 
@@ -98,21 +121,7 @@ export function mountRootRoutes(ctx: AdminContext, node: NodeInfo): void {
       const version = reachable ? await store.version().catch(() => null) : null;
       const warnings = reachable ? await findDanglingAnonymous(store.db).catch(() => []) : [];
       const extras = node.statusExtras ? await node.statusExtras() : {};
-      res.json({
-        database: { reachable },
-        config_version: version,
-        server: {
-          connections_active: node.counters.connections_active,
-          connections_reading: 0,
-          connections_writing: node.counters.connections_active > 0 ? 1 : 0,
-          connections_waiting: Math.max(0, node.counters.connections_active - 1),
-          connections_accepted: node.counters.connections_accepted,
-          connections_handled: node.counters.connections_handled,
-          total_requests: node.counters.total_requests,
-        },
-        warnings,
-        ...extras,
-      });
+      res.json({ database: { reachable }, config_version: version, server: serverStatus(node.counters), warnings, ...extras });
     },
   });
 }

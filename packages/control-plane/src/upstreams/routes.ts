@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { Errors, HttpError, parseHostPort, type Target, type Upstream } from '@gatehouse/core';
+import { Errors, HttpError, parseHostPort, rowOf, targets, upstreams, type Upstream } from '@gatehouse/core';
 import type { HealthChannel } from '@gatehouse/sync';
 import { param, sendList, writeInput, type AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
@@ -15,6 +15,36 @@ export const LIVE_HEALTH_REPORT_SECONDS = 30;
 export interface UpstreamRoutesOptions {
   /** where data planes report health and hear manual health changes; null: answers from the configuration only */
   health: HealthChannel | null;
+}
+
+/** One target of `GET /upstreams/{upstream}/health`: the row, its health and its addresses' weights. */
+function targetHealthRow(upstream: Upstream, row: Record<string, unknown>, live: Parameters<typeof targetHealthView>[2]) {
+  const target = rowOf(targets, row);
+  const view = targetHealthView(upstream, target, live);
+  const available = view.addresses.filter((a) => a.health === 'HEALTHY' || a.health === 'HEALTHCHECKS_OFF').reduce((n, a) => n + a.weight, 0);
+  const total = view.addresses.reduce((n, a) => n + a.weight, 0);
+  const parsed = parseHostPort(target.target);
+  return {
+    ...row,
+    health: view.health,
+    data: {
+      addresses: view.addresses,
+      dns: parsed?.kind === 'name' ? 'A' : parsed?.kind === 'ipv6' ? 'AAAA' : 'A',
+      nodeWeight: target.weight,
+      weight: { total, available, unavailable: total - available },
+    },
+    data_planes: view.data_planes,
+  };
+}
+
+/** The manual health change a `PUT …/healthy|unhealthy` asks for: a target's, or one of its resolved addresses'. */
+function manualCommand(upstreamId: string, target: string, healthy: boolean, address: string | null): Parameters<HealthChannel['publishManual']>[0] {
+  const command = { upstream_id: upstreamId, target, healthy };
+  if (address === null) return command;
+  const parsed = parseHostPort(address);
+  if (parsed === null || parsed.kind === 'name') throw new HttpError(400, `invalid address '${address}': expected ip or ip:port`);
+  const port = parsed.port ?? parseHostPort(target)?.port ?? 8000;
+  return { ...command, address: `${parsed.kind === 'ipv6' ? `[${parsed.host}]` : parsed.host}:${port}` };
 }
 
 /**
@@ -93,7 +123,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
 
   resources.add('/upstreams/:parent/health', {
     get: async (req, res) => {
-      const upstream = (await upstreamOf(req)) as unknown as Upstream;
+      const upstream = rowOf(upstreams, await upstreamOf(req));
       const live = await reports();
       if (queryFlag(req, 'balancer_health')) {
         const view = balancerHealthView(upstream, live);
@@ -102,40 +132,15 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
       }
       const q = parseListQuery(req.query);
       const page = await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id });
-      const data = page.data.map((row) => {
-        const target = row as unknown as Target;
-        const view = targetHealthView(upstream, target, live);
-        const available = view.addresses.filter((a) => a.health === 'HEALTHY' || a.health === 'HEALTHCHECKS_OFF').reduce((n, a) => n + a.weight, 0);
-        const total = view.addresses.reduce((n, a) => n + a.weight, 0);
-        const parsed = parseHostPort(target.target);
-        return {
-          ...row,
-          health: view.health,
-          data: {
-            addresses: view.addresses,
-            dns: parsed?.kind === 'name' ? 'A' : parsed?.kind === 'ipv6' ? 'AAAA' : 'A',
-            nodeWeight: target.weight,
-            weight: { total, available, unavailable: total - available },
-          },
-          data_planes: view.data_planes,
-        };
-      });
+      const data = page.data.map((row) => targetHealthRow(upstream, row, live));
       sendList(req, res, q, { data, offset: page.offset });
     },
   });
 
   const manual = (healthy: boolean, perAddress: boolean) => async (req: Parameters<typeof upstreamOf>[0], res: Parameters<typeof sendList>[1]) => {
     const upstream = await upstreamOf(req);
-    const target = (await targetOf(req, upstream)) as unknown as Target;
-    const command: Parameters<HealthChannel['publishManual']>[0] = { upstream_id: upstream.id, target: target.target, healthy };
-    if (perAddress) {
-      const address = param(req, 'address');
-      const parsed = parseHostPort(address);
-      if (parsed === null || parsed.kind === 'name') throw new HttpError(400, `invalid address '${address}': expected ip or ip:port`);
-      const port = parsed.port ?? parseHostPort(target.target)?.port ?? 8000;
-      command.address = `${parsed.kind === 'ipv6' ? `[${parsed.host}]` : parsed.host}:${port}`;
-    }
-    await options.health?.publishManual(command);
+    const target = rowOf(targets, await targetOf(req, upstream));
+    await options.health?.publishManual(manualCommand(upstream.id, target.target, healthy, perAddress ? param(req, 'address') : null));
     res.status(204).end();
   };
   for (const healthy of [true, false]) {

@@ -46,3 +46,14 @@ export interface EntityDefinition<S extends z.ZodObject = z.ZodObject> {
 export function defineEntity<S extends z.ZodObject>(def: EntityDefinition<S>): EntityDefinition<S> {
   return def;
 }
+
+/** A row the store holds for an entity: what the entity's schema parses to, with the fields the store sets. */
+export type EntityRow<D extends EntityDefinition> = z.infer<D['schema']> & { id: string; created_at: number; updated_at: number };
+
+/**
+ * A stored row read as its entity's type. Rows reach the store only through the entity's schema (admin writes,
+ * declarative loads), so their shape is the schema's; this is the one place the type is given back to them.
+ */
+export function rowOf<D extends EntityDefinition>(_entity: D, row: Record<string, unknown>): EntityRow<D> {
+  return row as EntityRow<D>;
+}

@@ -37,6 +37,7 @@ export interface SchemaDef {
 }
 
 export function defOf(schema: AnySchema): SchemaDef {
+  // zod's internal definition types are per schema class; SchemaDef is the union of the fields the walk reads
   return schema._zod.def as unknown as SchemaDef;
 }
 

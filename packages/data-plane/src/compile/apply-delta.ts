@@ -1,4 +1,4 @@
-import { DeltaMismatchError, type AppliedChange, type Plugin, type Route, type Service, type SnapshotDelta } from '@gatehouse/core';
+import { DeltaMismatchError, type AppliedChange, type RowOf, type Service, type SnapshotDelta } from '@gatehouse/core';
 import { compileUpstreams } from '../balancer/spec';
 import { compileTls } from '../tls/compile-tls';
 import { ConsumerLookup } from './consumer-lookup';
@@ -8,8 +8,9 @@ import type { CompiledConfig, CompiledRoute, CompileWarning, IncrementalParts } 
 /** Sections whose change reloads the whole configuration from the rows (rare, small, and felt everywhere). */
 const RELOAD_SECTIONS = new Set(['vaults', 'certificates', 'snis', 'ca_certificates']);
 
-function rowsOf(delta: SnapshotDelta, key: string): Array<Record<string, unknown> & { id: string }> {
-  return delta.changes[key]?.upsert ?? [];
+/** the rows a delta upserts in a section, of the section's row type */
+function rowsOf<K extends string>(delta: SnapshotDelta, key: K): Array<RowOf<K>> {
+  return (delta.changes[key]?.upsert ?? []) as Array<RowOf<K>>;
 }
 
 /**
@@ -31,7 +32,7 @@ export function applyDelta(current: CompiledConfig, delta: SnapshotDelta): Compi
   const state = inc.state;
   const warnings: CompileWarning[] = [];
   const prepared = new Map<string, ReturnType<typeof preparePlugin>>();
-  for (const row of rowsOf(delta, 'plugins')) prepared.set(row.id, preparePlugin(row as unknown as Plugin, inc.findPlugin, inc.vaults, current.consumers, warnings));
+  for (const row of rowsOf(delta, 'plugins')) prepared.set(row.id, preparePlugin(row, inc.findPlugin, inc.vaults, current.consumers, warnings));
   checkRouteServices(state, delta);
 
   // 2. the rows (throws, changing nothing, when the delta does not lead to its announced hash)
@@ -50,16 +51,14 @@ function checkRouteServices(state: IncrementalParts['state'], delta: SnapshotDel
   const upsertedServices = new Set(rowsOf(delta, 'services').map((s) => s.id));
   const deletedRoutes = new Set(delta.changes.routes?.delete ?? []);
   const serviceExists = (id: string) => upsertedServices.has(id) || (!deletedServices.has(id) && state.get('services', id) !== undefined);
-  for (const row of rowsOf(delta, 'routes')) {
-    const route = row as unknown as Route;
+  for (const route of rowsOf(delta, 'routes')) {
     if (route.service && servesHttp(route) && !serviceExists(route.service.id)) {
       throw new SnapshotCompileError(`route ${route.id} references missing service ${route.service.id}`);
     }
   }
   if (deletedServices.size === 0) return;
   const upsertedRoutes = new Set(rowsOf(delta, 'routes').map((r) => r.id));
-  for (const row of state.section('routes').values()) {
-    const route = row as unknown as Route;
+  for (const route of state.section('routes').values()) {
     if (upsertedRoutes.has(route.id) || deletedRoutes.has(route.id)) continue;
     if (route.service && deletedServices.has(route.service.id) && servesHttp(route)) {
       throw new SnapshotCompileError(`route ${route.id} references missing service ${route.service.id}`);
@@ -88,15 +87,14 @@ function follow(
       if (current.consumers instanceof ConsumerLookup) current.consumers.follow(change);
     } else if (change.key === 'plugins') {
       changedPluginIds.add(change.id);
-      for (const row of [change.before, change.after]) {
-        if (!row) continue;
-        const plugin = row as unknown as Plugin;
+      for (const plugin of [change.before, change.after]) {
+        if (!plugin) continue;
         changedGroups.add(plugin.name);
         if (plugin.route) affectedRoutes.add(plugin.route.id);
         else if (plugin.service) affectedServices.add(plugin.service.id);
         else allRoutes = true;
       }
-      if (change.before) inc.groups.get((change.before as unknown as Plugin).name)?.candidates.delete(change.id);
+      if (change.before) inc.groups.get(change.before.name)?.candidates.delete(change.id);
       const next = prepared.get(change.id);
       if (change.after && next) addCandidate(inc.groups, next);
     } else if (change.key === 'routes') affectedRoutes.add(change.id);
@@ -135,11 +133,11 @@ function follow(
   let upstreams = current.upstreams;
   let tls = current.tls;
   if (touched.has('upstreams') || touched.has('targets') || touched.has('services')) {
-    upstreams = compileUpstreams({ upstreams: state.list('upstreams') as never, targets: state.list('targets') as never, services: state.list('services') as never });
+    upstreams = compileUpstreams({ upstreams: state.list('upstreams'), targets: state.list('targets'), services: state.list('services') });
     allRoutes = true;
   }
   if (touched.has('services')) {
-    const services = state.list('services') as unknown as Service[];
+    const services = state.list('services');
     const material = { certificates: state.list('certificates'), snis: state.list('snis'), ca_certificates: state.list('ca_certificates') };
     tls = compileTls(material as never, services, inc.vaults);
     allRoutes = true;
@@ -148,12 +146,11 @@ function follow(
   let routes = current.routes;
   let router = current.router;
   if (allRoutes || affectedRoutes.size > 0 || affectedServices.size > 0) {
-    const services = state.section('services') as unknown as ReadonlyMap<string, Service>;
+    const services: ReadonlyMap<string, Service> = state.section('services');
     const ordered = orderedGroups(inc.groups);
     const byId = new Map(current.routes.map((r) => [r.route.id, r]));
     const next: CompiledRoute[] = [];
-    for (const row of state.list('routes')) {
-      const route = row as unknown as Route;
+    for (const route of state.list('routes')) {
       const reached = allRoutes || affectedRoutes.has(route.id) || (route.service !== null && route.service !== undefined && affectedServices.has(route.service.id));
       const kept = reached ? undefined : byId.get(route.id);
       if (kept) {

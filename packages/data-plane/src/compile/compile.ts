@@ -2,7 +2,6 @@ import {
   ConfigState,
   flattenFieldErrors,
   REFERENCEABLE_PLUGIN_FIELDS,
-  type Consumer,
   type FieldErrors,
   type Plugin,
   type Route,
@@ -112,7 +111,7 @@ export function compile(snapshot: Snapshot, options: CompileOptions = {}): Compi
   const find = options.findPlugin ?? findPlugin;
   const { config } = snapshot;
   const state = ConfigState.fromSnapshot(snapshot);
-  const consumers = new ConsumerLookup(state.section('consumers') as unknown as ReadonlyMap<string, Consumer>);
+  const consumers = new ConsumerLookup(state.section('consumers'));
 
   // every configuration is validated, enabled or not, so a broken one never sits waiting to be enabled
   const groups = new Map<string, PluginGroup>();

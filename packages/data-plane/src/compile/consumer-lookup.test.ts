@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import type { AppliedChange, ConfigRow, Consumer } from '@gatehouse/core';
+import type { AppliedChange, Consumer } from '@gatehouse/core';
 import { ConsumerLookup } from './consumer-lookup';
 
 const consumer = (id: string, username: string | null): Consumer => ({ id, username, custom_id: null, tags: null, created_at: 1, updated_at: 1 });
-const change = (id: string, before: Consumer | undefined, after: Consumer | undefined): AppliedChange =>
-  ({ key: 'consumers', id, before: before as unknown as ConfigRow | undefined, after: after as unknown as ConfigRow | undefined }) as AppliedChange;
+const change = (id: string, before: Consumer | undefined, after: Consumer | undefined): AppliedChange<'consumers'> => ({ key: 'consumers', id, before, after });
 
 describe('ConsumerLookup', () => {
   it('builds the username map only when asked, from the rows as they are then', () => {

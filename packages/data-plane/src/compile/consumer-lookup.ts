@@ -26,11 +26,10 @@ export class ConsumerLookup implements ConsumerDirectory {
   }
 
   /** a consumer change of a delta (byId, the rows' own map, is current already): renames, arrivals and departures */
-  follow(change: AppliedChange): void {
+  follow(change: AppliedChange<'consumers'>): void {
     const usernames = this.usernames;
     if (usernames === null) return;
-    const before = change.before as unknown as Consumer | undefined;
-    const after = change.after as unknown as Consumer | undefined;
+    const { before, after } = change;
     if (before?.username != null && usernames.get(before.username)?.id === change.id) usernames.delete(before.username);
     if (after?.username != null) usernames.set(after.username, after);
   }

@@ -1,6 +1,6 @@
 import { definePlugin } from '../contract';
 import { acls } from './entities';
-import { ACL_INDEX_SECTIONS, buildAclIndex, updateAclIndex, type AclIndex } from './group-index';
+import { aclIndex, type AclIndex } from './group-index';
 import { aclAccess } from './handler';
 import { aclConfigSchema, checkAclConfig, type AclConfig } from './schema';
 
@@ -14,8 +14,6 @@ export const acl = definePlugin<AclConfig, AclIndex>({
   noConsumer: false,
   entities: [acls],
   checkConfig: checkAclConfig,
-  compile: buildAclIndex,
-  indexSections: ACL_INDEX_SECTIONS,
-  updateIndex: updateAclIndex,
+  credentialIndex: aclIndex,
   access: aclAccess,
 });

@@ -2,11 +2,12 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { compareSync, getRounds } from 'bcryptjs';
 import { emptyConfig, type Consumer, type SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult, PluginContext } from '../contract';
-import { buildBasicAuthIndex, type BasicAuthIndex } from './credential-index';
+import { basicAuthIndex, type BasicAuthIndex } from './credential-index';
 import { basicAuthCredentialSchema, hashPassword, PASSWORD_COST } from './entities';
 import { basicAuthAuthenticate, parseBasic } from './handler';
 import { basicAuthConfigSchema } from './schema';
 import { VerifiedCredentialCache } from './verified-cache';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
@@ -20,7 +21,7 @@ beforeAll(async () => {
     consumers: [alice],
     credentials: { basicauth_credentials: [{ id: 'b-1', consumer: { id: alice.id }, ...stored }] },
   };
-  index = buildBasicAuthIndex(snapshotConfig);
+  index = basicAuthIndex.compile(snapshotConfig);
 });
 
 const basic = (user: string, password: string, scheme = 'Basic') => `${scheme} ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -30,13 +31,8 @@ function contextFor(headers: Record<string, string>, idx = index) {
   const ctx: PluginContext<BasicAuthIndex> = {
     req: { method: 'GET', path: '/', headers, query: new URLSearchParams(), clientIp: '127.0.0.1', scheme: 'http', readBody: async () => Buffer.alloc(0) },
     upstream: { setHeader: () => undefined, removeHeader: (n) => void removed.push(n), removeQueryArg: () => undefined, setBody: () => undefined },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index: idx,
-    runtime: {},
   };
   return { ctx, removed };
 }
@@ -122,7 +118,7 @@ describe('basic-auth', () => {
   });
 
   it('does not pay bcrypt again for credentials it already verified, until the next snapshot', async () => {
-    const fresh = buildBasicAuthIndex(snapshotConfig);
+    const fresh = basicAuthIndex.compile(snapshotConfig);
     const headers = { authorization: basic('alice-login', 'open:sesame') };
     const first = basicAuthAuthenticate(contextFor(headers, fresh).ctx, basicAuthConfigSchema.parse({}));
     expect(first).toBeInstanceOf(Promise);
@@ -134,7 +130,7 @@ describe('basic-auth', () => {
     // a wrong password is never cached, and a new snapshot starts with an empty cache
     await basicAuthAuthenticate(contextFor({ authorization: basic('alice-login', 'bad') }, fresh).ctx, basicAuthConfigSchema.parse({}));
     expect(fresh.verified.size).toBe(1);
-    expect(buildBasicAuthIndex(snapshotConfig).verified.size).toBe(0);
+    expect(basicAuthIndex.compile(snapshotConfig).verified.size).toBe(0);
   });
 });
 

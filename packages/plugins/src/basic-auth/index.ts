@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { BASIC_AUTH_INDEX_SECTIONS, buildBasicAuthIndex, updateBasicAuthIndex, type BasicAuthIndex } from './credential-index';
+import { basicAuthIndex, type BasicAuthIndex } from './credential-index';
 import { basicAuthCredentials } from './entities';
 import { basicAuthAuthenticate } from './handler';
 import { basicAuthConfigSchema, type BasicAuthConfig } from './schema';
@@ -12,8 +12,6 @@ export const basicAuth = definePlugin<BasicAuthConfig, BasicAuthIndex>({
   auth: true,
   noConsumer: true,
   entities: [basicAuthCredentials],
-  compile: buildBasicAuthIndex,
-  indexSections: BASIC_AUTH_INDEX_SECTIONS,
-  updateIndex: updateBasicAuthIndex,
+  credentialIndex: basicAuthIndex,
   authenticate: basicAuthAuthenticate,
 });

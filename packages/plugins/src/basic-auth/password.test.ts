@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import bcryptjs from 'bcryptjs';
 import { emptyConfig, type SnapshotConfig } from '@gatehouse/core';
-import { buildBasicAuthIndex } from './credential-index';
+import { basicAuthIndex } from './credential-index';
 import { hashPassword as prepareCredential } from './entities';
 import { costOf, hashPassword, PASSWORD_COST, spendDummyWork, verifyPassword } from './password';
 import { VerifiedCredentialCache } from './verified-cache';
@@ -45,8 +45,8 @@ describe('basic-auth password hashing (native bcrypt)', () => {
       [5, 5, 4].map(async (cost, i) => ({ id: `b-${i}`, consumer: { id: consumer.id }, username: `u${i}`, password: await hashPassword('pw', cost) })),
     );
     const config: SnapshotConfig = { ...emptyConfig(), consumers: [consumer], credentials: { basicauth_credentials: rows } };
-    expect(buildBasicAuthIndex(config).dummyCost).toBe(5);
-    expect(buildBasicAuthIndex(emptyConfig()).dummyCost).toBe(PASSWORD_COST);
+    expect(basicAuthIndex.compile(config).dummyCost).toBe(5);
+    expect(basicAuthIndex.compile(emptyConfig()).dummyCost).toBe(PASSWORD_COST);
   });
 });
 

@@ -1,6 +1,6 @@
-import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
-import { followKeyedCredentials, type RowLookup } from '../shared/credential-changes';
+import { declareIndex } from '../shared/credential-index';
+import { hmacAuthCredentials } from './entities';
 
 export interface HmacCredential {
   secret: Buffer;
@@ -8,34 +8,11 @@ export interface HmacCredential {
   result: AuthResult & { ok: true };
 }
 
-export interface HmacAuthIndex {
-  byUsername: Map<string, HmacCredential>;
-}
+/** username → secret and consumer. */
+export const hmacAuthIndex = declareIndex(hmacAuthCredentials, {
+  keyedBy: { byUsername: 'username' },
+  entry: (row, consumer): HmacCredential | null =>
+    typeof row.secret !== 'string' ? null : { secret: Buffer.from(row.secret, 'utf8'), result: { ok: true, consumer, credential: { id: row.id, identifier: row.username as string, consumerId: consumer.id } } },
+});
 
-export const HMAC_AUTH_INDEX_SECTIONS = ['consumers', 'credentials/hmacauth_credentials'] as const;
-
-/** The index entry of one credential row, or null when the row has no usable username or secret. */
-function entryOf(row: ConfigRow, consumer: Consumer): HmacCredential | null {
-  if (typeof row.username !== 'string' || typeof row.secret !== 'string') return null;
-  return {
-    secret: Buffer.from(row.secret, 'utf8'),
-    result: { ok: true, consumer, credential: { id: row.id, identifier: row.username, consumerId: consumer.id } },
-  };
-}
-
-/** username → secret and consumer; credentials whose consumer is gone are left out. */
-export function buildHmacAuthIndex(config: SnapshotConfig): HmacAuthIndex {
-  const consumers = new Map(config.consumers.map((c) => [c.id, c]));
-  const byUsername = new Map<string, HmacCredential>();
-  for (const row of config.credentials.hmacauth_credentials ?? []) {
-    const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
-    const entry = consumer ? entryOf(row, consumer) : null;
-    if (entry) byUsername.set(entry.result.credential.identifier, entry);
-  }
-  return { byUsername };
-}
-
-/** Follows a delta: a changed credential's username moves, a deleted credential or consumer takes its entries along. */
-export function updateHmacAuthIndex(index: HmacAuthIndex, changes: readonly AppliedChange[], rows: RowLookup): boolean {
-  return followKeyedCredentials(changes, rows, 'credentials/hmacauth_credentials', 'username', index.byUsername, entryOf);
-}
+export type HmacAuthIndex = ReturnType<typeof hmacAuthIndex.compile>;

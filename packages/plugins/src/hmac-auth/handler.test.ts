@@ -8,6 +8,7 @@ import { hmacAuthAuthenticate } from './handler';
 import { hmacAuth } from './index';
 import { HMAC_ALGORITHMS, hmacAuthConfigSchema, type HmacAlgorithm } from './schema';
 import { parseHmacHeader, parseHttpDate } from './signature';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
@@ -75,13 +76,8 @@ function contextFor(request: Request) {
       },
     },
     upstream: { setHeader: () => undefined, removeHeader: (n) => void removed.push(n), removeQueryArg: () => undefined, setBody: () => undefined },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index,
-    runtime: {},
   };
   return { ctx, removed, bodyReads: () => bodyReads };
 }

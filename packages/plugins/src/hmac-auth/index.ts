@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { HMAC_AUTH_INDEX_SECTIONS, buildHmacAuthIndex, updateHmacAuthIndex, type HmacAuthIndex } from './credential-index';
+import { hmacAuthIndex, type HmacAuthIndex } from './credential-index';
 import { hmacAuthCredentials } from './entities';
 import { hmacAuthAuthenticate } from './handler';
 import { hmacAuthConfigSchema, type HmacAuthConfig } from './schema';
@@ -12,8 +12,6 @@ export const hmacAuth = definePlugin<HmacAuthConfig, HmacAuthIndex>({
   auth: true,
   noConsumer: true,
   entities: [hmacAuthCredentials],
-  compile: buildHmacAuthIndex,
-  indexSections: HMAC_AUTH_INDEX_SECTIONS,
-  updateIndex: updateHmacAuthIndex,
+  credentialIndex: hmacAuthIndex,
   authenticate: hmacAuthAuthenticate,
 });

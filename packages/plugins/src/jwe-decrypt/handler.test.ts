@@ -6,6 +6,7 @@ import type { PluginContext, PluginResponse } from '../contract';
 import { jweDecrypt } from './index';
 import type { JweKeyIndex } from './key-index';
 import { jweDecryptConfigSchema, type JweDecryptConfig } from './schema';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const SET_A = '0b6f2b8e-6a8b-4c55-9a55-3f3c2a1b0001';
 const SET_B = '0b6f2b8e-6a8b-4c55-9a55-3f3c2a1b0002';
@@ -70,13 +71,8 @@ function fakeContext(headers: Record<string, string | string[]>) {
       removeQueryArg: () => undefined,
       setBody: () => undefined,
     },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index,
-    runtime: {},
   } satisfies PluginContext<JweKeyIndex>;
   return { ctx, sent };
 }

@@ -1,137 +1,21 @@
-import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
-import { importJWK, type CryptoKey } from 'jose';
-import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult } from '../contract';
-import { followKeyedCredentials, type RowLookup } from '../shared/credential-changes';
-import { isHmacAlgorithm, JWT_ALGORITHMS, type JwtAlgorithm } from './entities';
-import { decodeBase64Loose } from './token';
+import { declareIndex } from '../shared/credential-index';
+import { JwtCredential } from './credential';
+import { JWT_ALGORITHMS, jwtSecrets, type JwtAlgorithm } from './entities';
 
-/** What verifies a token: a WebCrypto key, or null when the credential's secret or public key is unusable. */
-type VerificationKey = CryptoKey | null;
-
-const HMAC_HASH: Record<string, string> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
-
-export class JwtCredential {
-  /** the success outcome, built once per snapshot */
-  readonly result: AuthResult & { ok: true };
-  private readonly secret: Buffer | null;
-  private readonly publicKey: KeyObject | null;
-  private rawKey: Promise<VerificationKey> | null = null;
-  private base64Key: Promise<VerificationKey> | null = null;
-  /** the base64-decoded HS* secret once computed; null when it does not decode */
-  private decodedSecret: Buffer | null | undefined = undefined;
-
-  constructor(
-    readonly algorithm: JwtAlgorithm,
-    secret: string | null,
-    rsaPublicKey: string | null,
-    result: AuthResult & { ok: true },
-  ) {
-    this.result = result;
-    this.secret = isHmacAlgorithm(algorithm) && secret !== null ? Buffer.from(secret, 'utf8') : null;
-    this.publicKey = isHmacAlgorithm(algorithm) ? null : parsePublicKey(rsaPublicKey);
-  }
-
-  /**
-   * HS* credentials: the secret to compute the HMAC with, synchronously (decoded once with `secretIsBase64`), or null
-   * when it is missing, empty or not base64 (Kong's "Invalid key/secret"). Other algorithms: null.
-   */
-  hmacSecret(secretIsBase64: boolean): Buffer | null {
-    const secret = this.secret;
-    if (secret === null) return null;
-    if (!secretIsBase64) return secret.length > 0 ? secret : null;
-    if (this.decodedSecret === undefined) {
-      const decoded = decodeBase64Loose(secret.toString('utf8'));
-      this.decodedSecret = decoded !== null && decoded.length > 0 ? decoded : null;
-    }
-    return this.decodedSecret;
-  }
-
-  /**
-   * The WebCrypto key for jose's verification, or null (Kong's "Invalid key/secret"); the handler uses it for the
-   * asymmetric algorithms and `hmacSecret` for HS*. The PEM is parsed once per snapshot when the
-   * index is built; the WebCrypto handle is created on first use and shared by every later request of the snapshot.
-   * `secretIsBase64` (config.secret_is_base64) decodes the HS* secret first.
-   */
-  /**
-   * EdDSA credentials: the public key, which node:crypto verifies synchronously (WebCrypto, and so jose, has no
-   * Ed448); null when it does not parse (Kong's "Invalid key/secret") or for another algorithm.
-   */
-  edwardsKey(): KeyObject | null {
-    return this.algorithm === 'EdDSA' ? this.publicKey : null;
-  }
-
-  keyFor(secretIsBase64: boolean): Promise<VerificationKey> | null {
-    if (!isHmacAlgorithm(this.algorithm)) {
-      if (this.publicKey === null) return null;
-      return (this.rawKey ??= importPublicKey(this.publicKey, this.algorithm));
-    }
-    if (this.secret === null) return null;
-    if (!secretIsBase64) return (this.rawKey ??= importHmacKey(this.secret, this.algorithm));
-    if (this.base64Key === null) {
-      const decoded = decodeBase64Loose(this.secret.toString('utf8'));
-      this.base64Key = decoded === null ? Promise.resolve(null) : importHmacKey(decoded, this.algorithm);
-    }
-    return this.base64Key;
-  }
-}
-
-function parsePublicKey(pem: string | null): KeyObject | null {
-  if (pem === null || pem === '') return null;
-  try {
-    return createPublicKey(pem);
-  } catch {
-    return null;
-  }
-}
-
-function importHmacKey(secret: Uint8Array, algorithm: string): Promise<VerificationKey> {
-  return webcrypto.subtle
-    .importKey('raw', secret, { name: 'HMAC', hash: HMAC_HASH[algorithm]! }, false, ['verify'])
-    .then((key) => key as unknown as CryptoKey)
-    .catch(() => null);
-}
-
-function importPublicKey(key: KeyObject, algorithm: string): Promise<VerificationKey> {
-  return Promise.resolve()
-    .then(() => importJWK(key.export({ format: 'jwk' }), algorithm))
-    .then((imported) => (imported instanceof Uint8Array ? null : imported))
-    .catch(() => null);
-}
-
-export interface JwtIndex {
-  /** credential `key` → credential */
-  byKey: Map<string, JwtCredential>;
-}
+export { JwtCredential } from './credential';
 
 const KNOWN_ALGORITHMS = new Set<string>(JWT_ALGORITHMS);
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
-export const JWT_INDEX_SECTIONS = ['consumers', 'credentials/jwt_secrets'] as const;
+/** credential `key` → credential (its secret or public key parsed again whenever the row changes) and consumer. */
+export const jwtIndex = declareIndex(jwtSecrets, {
+  keyedBy: { byKey: 'key' },
+  entry(row, consumer) {
+    const algorithm = typeof row.algorithm === 'string' && KNOWN_ALGORITHMS.has(row.algorithm) ? (row.algorithm as JwtAlgorithm) : 'HS256';
+    const result: AuthResult & { ok: true } = { ok: true, consumer, credential: { id: row.id, identifier: row.key as string, consumerId: consumer.id } };
+    return new JwtCredential(algorithm, text(row.secret), text(row.rsa_public_key), result);
+  },
+});
 
-/** The index entry of one jwt_secrets row, or null when the row has no key. */
-function credentialOf(row: ConfigRow, consumer: Consumer): JwtCredential | null {
-  if (typeof row.key !== 'string') return null;
-  const algorithm = typeof row.algorithm === 'string' && KNOWN_ALGORITHMS.has(row.algorithm) ? (row.algorithm as JwtAlgorithm) : 'HS256';
-  const result: AuthResult & { ok: true } = { ok: true, consumer, credential: { id: row.id, identifier: row.key, consumerId: consumer.id } };
-  return new JwtCredential(algorithm, typeof row.secret === 'string' ? row.secret : null, typeof row.rsa_public_key === 'string' ? row.rsa_public_key : null, result);
-}
-
-/** key → credential and consumer; credentials whose consumer is gone are left out. */
-export function buildJwtIndex(config: SnapshotConfig): JwtIndex {
-  const consumers = new Map(config.consumers.map((c) => [c.id, c]));
-  const byKey = new Map<string, JwtCredential>();
-  for (const row of config.credentials.jwt_secrets ?? []) {
-    const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
-    const credential = consumer ? credentialOf(row, consumer) : null;
-    if (credential) byKey.set(credential.result.credential.identifier, credential);
-  }
-  return { byKey };
-}
-
-/**
- * Follows a delta: a changed credential gets a new entry (its keys are parsed again) under its possibly new key, a
- * deleted credential or consumer takes its entries along.
- */
-export function updateJwtIndex(index: JwtIndex, changes: readonly AppliedChange[], rows: RowLookup): boolean {
-  return followKeyedCredentials(changes, rows, 'credentials/jwt_secrets', 'key', index.byKey, credentialOf);
-}
+export type JwtIndex = ReturnType<typeof jwtIndex.compile>;

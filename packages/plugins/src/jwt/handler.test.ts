@@ -3,12 +3,13 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type JWTPayload } from 'jose';
 import { emptyConfig, type Consumer, type SnapshotConfig } from '@gatehouse/core';
 import type { AuthResult, PluginContext } from '../contract';
-import { buildJwtIndex, type JwtIndex } from './credential-index';
+import { jwtIndex, type JwtIndex } from './credential-index';
 import { checkJwtSecret, generateJwtFields, JWT_ALGORITHMS, jwtSecretSchema, type JwtAlgorithm } from './entities';
 import { jwtAuthenticate } from './handler';
 import { jwt } from './index';
 import { checkJwtConfig, jwtConfigSchema } from './schema';
 import { decodeToken, MULTIPLE_TOKENS, retrieveToken } from './token';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
@@ -91,13 +92,8 @@ function contextFor(request: RequestShape, idx: JwtIndex = index): PluginContext
       readBody: async () => Buffer.alloc(0),
     },
     upstream: { setHeader: () => undefined, removeHeader: () => undefined, removeQueryArg: () => undefined, setBody: () => undefined },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index: idx,
-    runtime: {},
   };
 }
 
@@ -353,7 +349,7 @@ describe('jwt authentication', () => {
     expect(credential.keyFor(false)).toBe(credential.keyFor(false));
     expect(credential.keyFor(true)).toBe(credential.keyFor(true));
     expect(credential.keyFor(true)).not.toBe(credential.keyFor(false));
-    const rebuilt = buildJwtIndex(snapshot).byKey.get('hs256-key')!;
+    const rebuilt = jwtIndex.compile(snapshot).byKey.get('hs256-key')!;
     expect(rebuilt.keyFor(false)).not.toBe(credential.keyFor(false));
   });
 });

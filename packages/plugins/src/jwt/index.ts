@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { JWT_INDEX_SECTIONS, buildJwtIndex, updateJwtIndex, type JwtIndex } from './credential-index';
+import { jwtIndex, type JwtIndex } from './credential-index';
 import { jwtSecrets } from './entities';
 import { jwtAuthenticate } from './handler';
 import { checkJwtConfig, jwtConfigSchema, type JwtConfig } from './schema';
@@ -13,8 +13,6 @@ export const jwt = definePlugin<JwtConfig, JwtIndex>({
   noConsumer: true,
   entities: [jwtSecrets],
   checkConfig: checkJwtConfig,
-  compile: buildJwtIndex,
-  indexSections: JWT_INDEX_SECTIONS,
-  updateIndex: updateJwtIndex,
+  credentialIndex: jwtIndex,
   authenticate: jwtAuthenticate,
 });

@@ -1,5 +1,7 @@
-import type { AppliedChange, ConfigRow, Consumer, SnapshotConfig } from '@gatehouse/core';
+import type { Consumer } from '@gatehouse/core';
 import type { AuthResult, CredentialRef } from '../contract';
+import { declareIndex } from '../shared/credential-index';
+import { keyAuthCredentials } from './entities';
 
 /**
  * One key: the outcome a request with it gets, which is also its credential reference, in one object (a configuration
@@ -27,10 +29,6 @@ export class KeyAuthEntry implements CredentialRef {
   }
 }
 
-export interface KeyAuthIndex {
-  byKey: Map<string, KeyAuthEntry>;
-}
-
 /**
  * When a credential with a ttl stops working. The snapshot may carry `expires_at` (epoch seconds); otherwise the
  * expiry is `created_at + ttl`.
@@ -41,49 +39,10 @@ export function expiryOf(row: Record<string, unknown>): number {
   return 0;
 }
 
-export function consumersById(config: SnapshotConfig): Map<string, Consumer> {
-  return new Map(config.consumers.map((c) => [c.id, c]));
-}
+/** key → credential and consumer. */
+export const keyAuthIndex = declareIndex(keyAuthCredentials, {
+  keyedBy: { byKey: 'key' },
+  entry: (row, consumer) => new KeyAuthEntry(row.id, consumer, consumer.id, expiryOf(row)),
+});
 
-function entryOf(row: Record<string, unknown> & { id: string }, consumer: Consumer): KeyAuthEntry {
-  return new KeyAuthEntry(row.id, consumer, consumer.id, expiryOf(row));
-}
-
-/** key → credential and consumer; credentials whose consumer is gone are left out. */
-export function buildKeyAuthIndex(config: SnapshotConfig): KeyAuthIndex {
-  const consumers = consumersById(config);
-  const byKey = new Map<string, KeyAuthEntry>();
-  for (const row of config.credentials.keyauth_credentials ?? []) {
-    const consumer = row.consumer ? consumers.get(row.consumer.id) : undefined;
-    if (!consumer || typeof row.key !== 'string') continue;
-    byKey.set(row.key, entryOf(row, consumer));
-  }
-  return { byKey };
-}
-
-export const KEY_AUTH_INDEX_SECTIONS = ['consumers', 'credentials/keyauth_credentials'] as const;
-
-/**
- * Follows a delta: keys of changed credentials move, removed ones go. Consumer objects are updated in place by the
- * configuration, so entries follow a consumer's new fields; a removed consumer's credentials are removed with it (the
- * foreign key cascades), and the delta says so.
- */
-export function updateKeyAuthIndex(index: KeyAuthIndex, changes: readonly AppliedChange[], rows: (section: string, id: string) => ConfigRow | undefined): boolean {
-  for (const change of changes) {
-    if (change.key === 'consumers') {
-      if (change.after) continue;
-      // a consumer gone: its credentials went with it, unless the delta is not from a database with cascades
-      for (const [key, entry] of index.byKey) if (entry.consumerId === change.id) index.byKey.delete(key);
-      continue;
-    }
-    if (change.key !== 'credentials/keyauth_credentials') continue;
-    const before = change.before;
-    if (before && typeof before.key === 'string' && index.byKey.get(before.key)?.id === change.id) index.byKey.delete(before.key);
-    const after = change.after;
-    if (!after || typeof after.key !== 'string') continue;
-    const consumerId = (after.consumer as { id?: string } | null)?.id;
-    const consumer = consumerId ? (rows('consumers', consumerId) as unknown as Consumer | undefined) : undefined;
-    if (consumer) index.byKey.set(after.key, entryOf(after, consumer));
-  }
-  return true;
-}
+export type KeyAuthIndex = ReturnType<typeof keyAuthIndex.compile>;

@@ -1,13 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { emptyConfig, type Consumer } from '@gatehouse/core';
 import type { AuthResult, PluginContext } from '../contract';
-import { buildKeyAuthIndex, type KeyAuthIndex } from './credential-index';
+import { keyAuthIndex, type KeyAuthIndex } from './credential-index';
 import { keyAuthAuthenticate } from './handler';
 import { keyAuthConfigSchema } from './schema';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const now = Math.floor(Date.now() / 1000);
 const alice: Consumer = { id: '11111111-1111-4111-8111-111111111111', username: 'alice', custom_id: null, tags: null, created_at: now, updated_at: now };
-const index: KeyAuthIndex = buildKeyAuthIndex({
+const index: KeyAuthIndex = keyAuthIndex.compile({
   ...emptyConfig(),
   consumers: [alice],
   credentials: {
@@ -49,13 +50,8 @@ function contextFor(request: Request) {
       removeQueryArg: (name) => void changes.removedQuery.push(name),
       setBody: (body) => void (changes.body = body.toString()),
     },
-    route: null,
-    service: null,
-    consumer: null,
-    credential: null,
-    anonymous: false,
+    ...unauthenticated(),
     index,
-    runtime: {},
   };
   return { ctx, changes };
 }

@@ -1,5 +1,5 @@
 import { definePlugin } from '../contract';
-import { buildKeyAuthIndex, KEY_AUTH_INDEX_SECTIONS, updateKeyAuthIndex, type KeyAuthIndex } from './credential-index';
+import { keyAuthIndex, type KeyAuthIndex } from './credential-index';
 import { keyAuthCredentials } from './entities';
 import { keyAuthAuthenticate } from './handler';
 import { keyAuthConfigSchema, type KeyAuthConfig } from './schema';
@@ -12,8 +12,6 @@ export const keyAuth = definePlugin<KeyAuthConfig, KeyAuthIndex>({
   auth: true,
   noConsumer: true,
   entities: [keyAuthCredentials],
-  compile: buildKeyAuthIndex,
-  indexSections: KEY_AUTH_INDEX_SECTIONS,
-  updateIndex: updateKeyAuthIndex,
+  credentialIndex: keyAuthIndex,
   authenticate: keyAuthAuthenticate,
 });

@@ -6,6 +6,7 @@ import { bindDn, escapeDnValue, parseLdapAuthorization } from './credentials';
 import { ldapAuthAuthenticate, LDAP_AUTH_RUNTIME, type LdapAuthRuntime } from './handler';
 import { ldapAuth } from './index';
 import { checkLdapAuthConfig, ldapAuthConfigSchema } from './schema';
+import { unauthenticated } from '../../test/support/fake-context';
 
 const ldapHeader = (user: string, password: string, scheme = 'ldap') => `${scheme} ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const baseConfig = { ldap_host: 'ldap.test', base_dn: 'ou=people,dc=example,dc=org', attribute: 'uid' };
@@ -31,11 +32,7 @@ function setup(now = () => 1_000_000) {
     const ctx: PluginContext = {
       req: { method: 'GET', path: '/', headers, query: new URLSearchParams(), clientIp: '127.0.0.1', scheme: 'http', readBody: async () => Buffer.alloc(0) },
       upstream: { setHeader: () => undefined, removeHeader: (n) => void removed.push(n), removeQueryArg: () => undefined, setBody: () => undefined },
-      route: null,
-      service: null,
-      consumer: null,
-      credential: null,
-      anonymous: false,
+      ...unauthenticated(),
       index: undefined,
       runtime: { [LDAP_AUTH_RUNTIME]: runtime },
     };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { emptyConfig, type Consumer, type Service } from '@gatehouse/core';
 import type { AuthResult, PluginContext, PluginResponse } from '../contract';
-import { buildOAuth2Index, type OAuth2Index } from './credential-index';
+import { oauth2Index, type OAuth2Index } from './credential-index';
 import { oauth2 } from './index';
 import { MemoryTokenStore } from './memory-token-store';
 import { oauth2ConfigSchema, type OAuth2Config } from './schema';
@@ -21,7 +21,7 @@ let store: MemoryTokenStore;
 
 beforeEach(async () => {
   store = new MemoryTokenStore();
-  index = buildOAuth2Index({
+  index = oauth2Index.compile({
     ...emptyConfig(),
     consumers: [alice],
     credentials: {

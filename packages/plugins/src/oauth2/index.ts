@@ -1,7 +1,7 @@
 import { definePlugin, type PluginContext } from '../contract';
 import { oauth2Authenticate } from './access';
 import { serveAuthorize } from './authorize-endpoint';
-import { OAUTH2_INDEX_SECTIONS, buildOAuth2Index, updateOAuth2Index, type OAuth2Index } from './credential-index';
+import { oauth2Index, type OAuth2Index } from './credential-index';
 import { oauth2Credentials } from './entities';
 import { endpointResponse } from './grants';
 import { oauth2Stores, tokenStoreOf } from './runtime-store';
@@ -42,9 +42,7 @@ export const oauth2 = definePlugin<OAuth2Config, OAuth2Index>({
   entities: [oauth2Credentials],
   init: oauth2Stores.init,
   checkConfig: checkOAuth2Config,
-  compile: buildOAuth2Index,
-  indexSections: OAUTH2_INDEX_SECTIONS,
-  updateIndex: updateOAuth2Index,
+  credentialIndex: oauth2Index,
   authenticate: oauth2Authenticate,
   endpoint: {
     matches: (ctx) => oauth2EndpointOf(ctx.req.path) !== null,

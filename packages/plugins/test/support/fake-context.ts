@@ -120,3 +120,8 @@ export function fakeSummary(overrides: Partial<ExchangeSummary> = {}): ExchangeS
     ...overrides,
   };
 }
+
+/** The rest of a plugin context for a request no plugin has authenticated yet, outside any route or service. */
+export function unauthenticated(): Pick<PluginContext, 'route' | 'service' | 'consumer' | 'credential' | 'anonymous' | 'runtime'> {
+  return { route: null, service: null, consumer: null, credential: null, anonymous: false, runtime: {} };
+}

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigState, emptyConfig, type AppliedChange, type ConfigRow, type SectionChanges, type SnapshotConfig } from '@gatehouse/core';
-import type { RowLookup } from '../../src/shared/credential-changes';
+import type { RowLookup } from '../../src/shared/credential-index';
 import { seededRandom } from '@gatehouse/testkit';
 
 /** One credential entity as the random deltas write it. */
@@ -213,7 +213,7 @@ export function firstDivergence<Index>(kind: CredentialKind, plugin: IndexUnderT
 export const BROKEN_UPDATES = {
   'skips deleted credentials': (changes: readonly AppliedChange[]) => changes.filter((c) => c.key === 'consumers' || c.after),
   'skips deleted consumers': (changes: readonly AppliedChange[]) => changes.filter((c) => c.key !== 'consumers' || c.after),
-  'ignores what a changed row was': (changes: readonly AppliedChange[]) => changes.map((c) => (c.after ? { key: c.key, id: c.id, after: c.after } : c)),
+  'ignores what a changed row was': (changes: readonly AppliedChange[]) => changes.map((c): AppliedChange => (c.after ? ({ key: c.key, id: c.id, after: c.after } as AppliedChange) : c)),
 } as const;
 
 /** Sorted entries of a map, values made plain by `value`. */

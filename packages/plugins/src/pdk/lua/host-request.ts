@@ -135,6 +135,7 @@ export function requestHost(current: Current): HostFunctions {
     request_get_start_time: () => current().summary?.startedAt ?? Date.now(),
     client_get_ip: () => current().ctx.req.clientIp,
     client_get_port: () => current().ctx.req.connection?.localPort ?? null,
+    // a consumer row is plain JSON data, which the Lua bridge converts; its typed fields are not declared as LuaValue
     client_get_consumer: () => current().ctx.consumer as unknown as LuaValue,
     client_get_credential: () => {
       const credential = current().ctx.credential;
