@@ -23,9 +23,10 @@ import {
   type AdminServer,
   type Database,
 } from '@gatehouse/control-plane';
-import { applyDelta, compile, readPemPair, selfSignedDefault, type CompiledConfig } from '@gatehouse/data-plane';
+import { applyDelta, compile, type CompiledConfig } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
+import { adminTlsOf, listenText } from './admin-listener';
 import type { Logger } from './logger';
 import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
@@ -42,7 +43,6 @@ export interface ControlPlaneNode {
   close(): Promise<void>;
 }
 
-const listenText = (l: { host: string; port: number }) => `${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
 /**
  * How far the heap may grow past what the last full collection kept, in percent. A declarative apply allocates fast
@@ -127,9 +127,7 @@ export async function startControlPlaneNode(
   });
   await publisher.start();
   await opts.beforeAdminListens?.();
-  // Kong's `admin_listen … ssl`: the configured pair, else the data directory's self-signed one
-  const adminTls = settings.adminListen.flags?.ssl ? (settings.adminTlsCert && settings.adminTlsKey ? readPemPair(settings.adminTlsCert, settings.adminTlsKey) : await selfSignedDefault(settings.dataDir)) : undefined;
-  const admin = await startAdminServer(app, listenText(settings.adminListen), adminTls);
+  const admin = await startAdminServer(app, listenText(settings.adminListen), await adminTlsOf(settings));
   const status =
     opts.statusListener && settings.statusListen
       ? await startControlPlaneStatusServer({

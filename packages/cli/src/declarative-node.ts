@@ -15,6 +15,7 @@ import {
 import { compile } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
+import { adminTlsOf, listenText } from './admin-listener';
 import type { Logger } from './logger';
 import { redisDocumentStore } from './redis-document-store';
 import type { Settings } from './settings';
@@ -28,7 +29,6 @@ export interface DeclarativeNode {
   close(): Promise<void>;
 }
 
-const listenText = (l: { host: string; port: number }) => `${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
 /** the file's document, or a clear start-up error naming the file */
 function readDocument(file: string): Record<string, unknown> {
@@ -101,7 +101,7 @@ export async function startDeclarativeNode(
     extensions: settings.role === 'control_plane' ? [clusteringExtension(bus)] : [],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
-  const admin = await startAdminServer(app, listenText(settings.adminListen));
+  const admin = await startAdminServer(app, listenText(settings.adminListen), await adminTlsOf(settings));
   return {
     source,
     admin,

@@ -6,6 +6,7 @@ import { acmeExtension, oauth2TokensExtension, proxyCacheExtension } from '@gate
 import { loadCustomPlugins, localCacheAdmin, MemoryCacheStore, processChallenges, redisChallenges, MemoryTokenStore, PROXY_CACHE_MEMORY_BYTES, processOrders, purgeClearOAuth2Tokens, redisCacheAdmin, redisOrders, redisTokenStore, setUntrustedLua, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { ConfigBus } from '@gatehouse/sync';
 import { openRedis } from '@gatehouse/sync';
+import { adminUrlOf } from './admin-listener';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
 import { startDeclarativeNode, type DeclarativeNode } from './declarative-node';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
@@ -188,7 +189,7 @@ async function run(command: string): Promise<void> {
     if (declarative.admin) {
       const exposure = adminExposureWarning(settings);
       if (exposure) log.warn(exposure);
-      process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${show(declarative.admin)} (database: off${settings.declarativeConfig ? `, ${settings.declarativeConfig}` : ''})\n`);
+      process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${adminUrlOf(settings, declarative.admin)} (database: off${settings.declarativeConfig ? `, ${settings.declarativeConfig}` : ''})\n`);
     }
   } else if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
@@ -213,8 +214,7 @@ async function run(command: string): Promise<void> {
     const exposure = adminExposureWarning(settings);
     if (exposure) log.warn(exposure);
     if (cp.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: cp.status.host, port: cp.status.port })}\n`);
-    const adminUrl = show({ host: cp.admin.host, port: cp.admin.port }).replace(/^http:/, settings.adminListen.flags?.ssl ? 'https:' : 'http:');
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${adminUrl} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
+    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: admin API listening on ${adminUrlOf(settings, cp.admin)} (database: ${cp.database.kind}${settings.databaseUrl ? '' : `, in ${settings.dataDir}`})\n`);
   } else {
     await startProxy();
   }
