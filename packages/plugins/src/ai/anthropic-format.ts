@@ -1,5 +1,5 @@
 import type { JsonObject, LlmUsage, ProviderFormat } from './providers';
-import { mergeModelDefaults } from './providers';
+import { mergeModelDefaults } from './model-defaults';
 import { parseObject } from './openai-format';
 
 interface ChatMessage {

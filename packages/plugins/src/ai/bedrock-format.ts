@@ -1,6 +1,6 @@
 import type { LlmModel, LlmAuth } from './llm-schema';
 import type { JsonObject, ProviderFormat } from './providers';
-import { mergeModelDefaults } from './providers';
+import { mergeModelDefaults } from './model-defaults';
 import { parseObject } from './openai-format';
 import { awsEventStreamFramer } from './aws-event-stream';
 import { signAwsRequest } from '../shared/aws-signer';

@@ -1,5 +1,5 @@
 import type { JsonObject, ProviderFormat } from './providers';
-import { mergeModelDefaults } from './providers';
+import { mergeModelDefaults } from './model-defaults';
 import { parseObject } from './openai-format';
 
 /** Ollama's chat and generate APIs (Llama 2 and Mistral servers in their `ollama` mode), as Kong's shared driver code translates them. */

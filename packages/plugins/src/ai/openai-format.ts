@@ -1,5 +1,5 @@
 import type { JsonObject, LlmUsage, ProviderFormat } from './providers';
-import { mergeModelDefaults } from './providers';
+import { mergeModelDefaults } from './model-defaults';
 
 /** Parses JSON text into an object, or null when it is not one. */
 export function parseObject(text: string): JsonObject | null {

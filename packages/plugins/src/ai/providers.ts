@@ -92,18 +92,6 @@ export function providerUrl(config: LlmConfig, routeType: RouteType, stream = fa
   return new URL(`${operation.origin}${path}`);
 }
 
-/** Kong's `merge_config_defaults`: the configured sampling options win over the request's. */
-export function mergeModelDefaults(request: JsonObject, model: LlmModel): JsonObject {
-  const options = model.options;
-  return {
-    ...request,
-    ...(options.temperature !== null ? { temperature: options.temperature } : {}),
-    ...(options.max_tokens !== null ? { max_tokens: options.max_tokens } : {}),
-    ...(options.top_p !== null ? { top_p: options.top_p } : {}),
-    ...(options.top_k !== null ? { top_k: options.top_k } : {}),
-  };
-}
-
 /**
  * Gemini's operation URL: `generateContent`, or `streamGenerateContent` as server-sent events (`alt=sse`) when
  * streaming; on Vertex AI (`model.options.gemini` with endpoint, project and location) its regional path.
