@@ -437,6 +437,43 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * by the client. Chains without a `log` plugin pay nothing.
    */
   log?: (ctx: PluginContext<Index>, config: Config, summary: ExchangeSummary) => void | Promise<void>;
+  /**
+   * end of a stream session (Kong's log phase in its stream subsystem): a TCP, TLS or UDP session of a route where
+   * this plugin applies, with Kong's stream log entry facts. Errors and rejections are logged.
+   */
+  streamLog?: (ctx: StreamPluginContext, config: Config, session: StreamSessionSummary) => void | Promise<void>;
+}
+
+/** What a plugin's `streamLog` hook reads of the session's context. */
+export interface StreamPluginContext {
+  readonly runtime: PluginRuntime;
+  /** the id of the plugin configuration whose hook is running */
+  readonly pluginId: string;
+}
+
+/** One finished stream session (TCP, TLS or UDP), as Kong's stream log serializer reads it. */
+export interface StreamSessionSummary {
+  /** epoch milliseconds the session was accepted */
+  startedAt: number;
+  clientIp: string;
+  /** the listener's port */
+  serverPort: number;
+  /** nginx's stream status: 200 relayed, 403 refused, 502 the upstream failed, 503 no upstream to try */
+  status: number;
+  /** bytes from the client, and to it */
+  received: number;
+  sent: number;
+  /** bytes from the upstream, and to it */
+  upstreamReceived: number;
+  upstreamSent: number;
+  /** milliseconds from accept to the upstream's connection, and the whole session's */
+  latencies: { kong: number; session: number };
+  /** the terminated TLS connection's protocol and cipher; null on plain TCP and UDP */
+  tls: { version: string; cipher: string } | null;
+  route: Route | null;
+  service: Service | null;
+  /** the upstream address tried, null when none was */
+  upstreamTarget: { host: string; port: number } | null;
 }
 
 export function definePlugin<Config, Index>(def: PluginDefinition<Config, Index>): PluginDefinition<Config, Index> {
