@@ -81,6 +81,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     await admin('/services/udp-echo/plugins', { name: 'file-log', protocols: ['http', 'https'], config: { path: file() } });
     await admin('/routes/refused/plugins', { name: 'ip-restriction', protocols: ['tcp'], config: { deny: ['127.0.0.3'] } });
     await admin('/routes/udp-logged/plugins', { name: 'udp-log', protocols: ['udp'], config: { host: '127.0.0.1', port: udpLog.port } });
+    await admin('/services/echo/plugins', { name: 'prometheus', protocols: ['tcp'], config: { status_code_metrics: true, latency_metrics: true } });
     await topology.converge();
   }, 240_000);
 
@@ -144,5 +145,24 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     expect(await tcpExchange(tcpPort, 'ping')).toBe('a:ping');
     await waitUntil('the later file-log line', () => fileEntries(ids.route!).length === before + 1);
     expect(fileEntries(ids.udpRoute!)).toEqual([]);
+  });
+
+  it('prometheus counts the sessions of its stream routes in kong_stream_sessions_total and kong_session_duration_ms', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const scrape = async () => (await fetch(`${dp.statusUrl}/metrics`)).text();
+    const sessions = (text: string, route: string, code: number, source: string) => {
+      const line = new RegExp(`^kong_stream_sessions_total\\{service="echo",route="${route}",code="${code}",source="${source}",workspace="default"\\} (\\d+)$`, 'm').exec(text);
+      return line === null ? 0 : Number(line[1]);
+    };
+    const durations = (text: string) => Number(/^kong_session_duration_ms_count\{service="echo",route="logged",workspace="default"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    const before = await scrape();
+    expect(await tcpExchange(tcpPort, 'ping')).toBe('a:ping');
+    expect(await tcpExchange(tcpPort, 'no', '127.0.0.3')).toBeNull();
+    await waitUntil('the sessions counted', async () => {
+      const now = await scrape();
+      return sessions(now, 'logged', 200, 'service') === sessions(before, 'logged', 200, 'service') + 1 && sessions(now, 'refused', 403, 'kong') === sessions(before, 'refused', 403, 'kong') + 1;
+    });
+    expect(durations(await scrape())).toBe(durations(before) + 1);
+    expect(await scrape()).toMatch(/^# TYPE kong_session_duration_ms histogram$/m);
   });
 });

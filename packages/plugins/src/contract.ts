@@ -323,6 +323,8 @@ export interface ExchangeSummary {
 /** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */
 export interface ExchangeMetricsSink {
   record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean; ai_metrics?: boolean }): void;
+  /** a finished stream session, for Kong's stream series (`kong_stream_sessions_total`, `kong_session_duration_ms`) */
+  recordSession?(session: StreamSessionSummary, flags: { status_code_metrics: boolean; latency_metrics: boolean }): void;
 }
 
 /** How a credential is written. */
