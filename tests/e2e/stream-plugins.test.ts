@@ -1,6 +1,7 @@
-// The logging plugins on stream sessions (decision 35), in both topologies: tcp-log, file-log and http-log on a TCP
-// route, file-log on a route whose ip-restriction refuses the client, udp-log on a UDP route; each writes Kong's stream
-// log serializer entry once the session ends. Real TCP and UDP echo servers and real log receivers.
+// The plugins on stream sessions (decision 35), in both topologies: tcp-log, file-log and http-log on a TCP route,
+// file-log on a terminated TLS route and on a route whose ip-restriction refuses the client, udp-log on a UDP route;
+// each writes Kong's stream log serializer entry once the session ends. prometheus counts the sessions in Kong's
+// stream series. Real TCP and UDP echo servers and real log receivers.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePorts } from '@gatehouse/testkit';
+import { CertificateFactory } from '../support/certificates';
 import { cleanUp, waitUntil } from './support/helpers';
 import { startLineReceiver, startUdpReceiver, type LineReceiver, type MessageReceiver } from './support/log-receivers';
-import { startTcpEcho, startUdpEcho, tcpExchange, udpExchange, type EchoServer } from './support/stream-echo';
+import { startTcpEcho, startUdpEcho, tcpExchange, tlsExchange, udpExchange, type EchoServer } from './support/stream-echo';
 import { createdThrough, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 /** Kong 3.9's stream entry fields (kong/pdk/log.lua, `serialize` in the stream subsystem), without `tls` on plain TCP. */
@@ -34,9 +36,13 @@ async function startHttpCollector(): Promise<{ port: number; bodies: Entry[]; cl
   return { port: (server.address() as AddressInfo).port, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+const certs = new CertificateFactory();
+
 describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
   let topology: Topology;
   let tcpPort: number;
+  let tlsPort: number;
+  const gatewayCert = certs.selfSigned(['logged.tls.test']);
   let udpPort: number;
   let dir: string;
   let echo: EchoServer;
@@ -58,7 +64,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), `gh-e2e-stream-plugins-${name}-`));
-    [tcpPort, udpPort] = (await freePorts(2)) as [number, number];
+    [tcpPort, udpPort, tlsPort] = (await freePorts(3)) as [number, number, number];
     echo = await startTcpEcho('a');
     udpEcho = await startUdpEcho('udp');
     tcpLog = await startLineReceiver();
@@ -66,13 +72,15 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     collector = await startHttpCollector();
     topology = await startTopology(name, {
       dataPlanes: 1,
-      dataPlaneEnv: () => ({ GATEHOUSE_STREAM_LISTEN: `127.0.0.1:${tcpPort}, 127.0.0.1:${udpPort} udp` }),
+      dataPlaneEnv: () => ({ GATEHOUSE_STREAM_LISTEN: `127.0.0.1:${tcpPort}, 127.0.0.1:${udpPort} udp, 127.0.0.1:${tlsPort} ssl` }),
     });
     const admin = (path: string, body: unknown) => createdThrough(topology.adminUrl, path, body);
     ids.service = (await admin('/services', { name: 'echo', url: `tcp://127.0.0.1:${echo.port}` })).id;
     ids.udpService = (await admin('/services', { name: 'udp-echo', url: `udp://127.0.0.1:${udpEcho.port}`, read_timeout: 500 })).id;
     ids.route = (await admin('/services/echo/routes', { name: 'logged', protocols: ['tcp'], sources: [{ ip: '127.0.0.1' }] })).id;
     ids.refused = (await admin('/services/echo/routes', { name: 'refused', protocols: ['tcp'], sources: [{ ip: '127.0.0.3' }] })).id;
+    await admin('/certificates', { ...gatewayCert, snis: ['logged.tls.test'] });
+    ids.tlsRoute = (await admin('/services/echo/routes', { name: 'tls-logged', protocols: ['tls'], snis: ['logged.tls.test'] })).id;
     ids.udpRoute = (await admin('/services/udp-echo/routes', { name: 'udp-logged', protocols: ['udp'], sources: [{ ip: '127.0.0.1' }] })).id;
     await admin('/routes/logged/plugins', { name: 'tcp-log', protocols: ['tcp'], config: { host: '127.0.0.1', port: tcpLog.port } });
     await admin('/routes/logged/plugins', { name: 'http-log', protocols: ['tcp'], config: { http_endpoint: `http://127.0.0.1:${collector.port}/logs` } });
@@ -94,6 +102,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
       () => udpLog?.close(),
       () => collector?.close(),
       () => rmSync(dir, { recursive: true, force: true }),
+      () => certs.cleanup(),
     );
   });
 
@@ -118,6 +127,16 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     expectRelayedEntry(sent()[0]!);
     expectRelayedEntry(fileEntries(ids.route!)[0]!);
     expectRelayedEntry(collector.bodies[0]!);
+  });
+
+  it('file-log writes the TLS version and cipher of a terminated TLS session', async () => {
+    const { reply } = await tlsExchange(tlsPort, 'secret', { servername: 'logged.tls.test', ca: gatewayCert.cert });
+    expect(reply).toBe('a:secret');
+    await waitUntil('the TLS session line', () => fileEntries(ids.tlsRoute!).length === 1);
+    const entry = fileEntries(ids.tlsRoute!)[0]!;
+    expect(Object.keys(entry).sort()).toEqual(STREAM_FIELDS);
+    expect(entry.session).toEqual({ tls: { version: expect.stringMatching(/^TLSv1\.[23]$/), cipher: expect.any(String), client_verify: 'NONE' }, received: 6, sent: 8, status: 200, server_port: tlsPort });
+    expect(entry.upstream).toEqual({ received: 8, sent: 6 });
   });
 
   it('logs a session ip-restriction refuses with status 403 and nothing sent upstream', async () => {
