@@ -523,7 +523,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   }
   const streams =
     options.streamListen && options.streamListen.length > 0
-      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log, trustedIps: options.trustedIps ?? [] })
+      ? await StreamProxy.start({ holder, balancers, listens: options.streamListen, defaultCertificate: options.defaultCertificate, log, trustedIps: options.trustedIps ?? [], runtime })
       : null;
   if (streams !== null) options.metrics?.observeStream(() => streams.counters.stats);
   return {

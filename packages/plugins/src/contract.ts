@@ -323,6 +323,8 @@ export interface ExchangeSummary {
 /** Receives per-request series from the `prometheus` plugin; the flags are the plugin's config. */
 export interface ExchangeMetricsSink {
   record(summary: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean; ai_metrics?: boolean }): void;
+  /** a finished stream session, for Kong's stream series (`kong_stream_sessions_total`, `kong_session_duration_ms`) */
+  recordSession?(session: StreamSessionSummary, flags: { status_code_metrics: boolean; latency_metrics: boolean }): void;
 }
 
 /** How a credential is written. */
@@ -437,6 +439,43 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
    * by the client. Chains without a `log` plugin pay nothing.
    */
   log?: (ctx: PluginContext<Index>, config: Config, summary: ExchangeSummary) => void | Promise<void>;
+  /**
+   * end of a stream session (Kong's log phase in its stream subsystem): a TCP, TLS or UDP session of a route where
+   * this plugin applies, with Kong's stream log entry facts. Errors and rejections are logged.
+   */
+  streamLog?: (ctx: StreamPluginContext, config: Config, session: StreamSessionSummary) => void | Promise<void>;
+}
+
+/** What a plugin's `streamLog` hook reads of the session's context. */
+export interface StreamPluginContext {
+  readonly runtime: PluginRuntime;
+  /** the id of the plugin configuration whose hook is running */
+  readonly pluginId: string;
+}
+
+/** One finished stream session (TCP, TLS or UDP), as Kong's stream log serializer reads it. */
+export interface StreamSessionSummary {
+  /** epoch milliseconds the session was accepted */
+  startedAt: number;
+  clientIp: string;
+  /** the listener's port */
+  serverPort: number;
+  /** nginx's stream status: 200 relayed, 403 refused, 502 the upstream failed, 503 no upstream to try */
+  status: number;
+  /** bytes from the client, and to it */
+  received: number;
+  sent: number;
+  /** bytes from the upstream, and to it */
+  upstreamReceived: number;
+  upstreamSent: number;
+  /** milliseconds from accept to the upstream's connection, and the whole session's */
+  latencies: { kong: number; session: number };
+  /** the terminated TLS connection's protocol and cipher; null on plain TCP and UDP */
+  tls: { version: string; cipher: string } | null;
+  route: Route | null;
+  service: Service | null;
+  /** the upstream address tried, null when none was */
+  upstreamTarget: { host: string; port: number } | null;
 }
 
 export function definePlugin<Config, Index>(def: PluginDefinition<Config, Index>): PluginDefinition<Config, Index> {

@@ -94,3 +94,4 @@ export { z } from 'zod';
 export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';
 export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, acmeIndex, onDemandCertificates, processOrders, redisOrders, type AcmeChallengeStore, type AcmeConfig, type AcmeOrderChannel } from './acme';
 export { STREAM_PROTOCOL_PLUGINS, pluginProtocolsSchema } from './shared/stream-plugins';
+export { serializeSession, type SerializedSession } from './shared/session-serializer';

@@ -1,8 +1,9 @@
 import type { Route, Service } from '@gatehouse/core';
-import type { ExchangeMetricsSink, ExchangeSummary } from '@gatehouse/plugins';
+import type { ExchangeMetricsSink, ExchangeSummary, StreamSessionSummary } from '@gatehouse/plugins';
 import type { Registry } from 'prom-client';
 import { CellCounter, CellHistogram, CounterCell, HistogramCell } from './cells';
 import { AiMetrics } from './ai-metrics';
+import { StreamMetrics } from './stream-metrics';
 
 /** Kong's buckets (prometheus plugin, 3.x): gateway latency, and upstream / whole-request latency. */
 export const KONG_LATENCY_BUCKETS = [1, 2, 5, 7, 10, 15, 20, 30, 50, 75, 100, 200, 500, 750, 1000];
@@ -65,9 +66,11 @@ export class ExchangeMetrics implements ExchangeMetricsSink {
   private readonly byRoute = new WeakMap<Route, RouteSeries>();
   private readonly byService = new WeakMap<Service, RouteSeries>();
   private readonly ai: AiMetrics;
+  private readonly streams: StreamMetrics;
 
   constructor(registry: Registry) {
     this.ai = new AiMetrics(registry);
+    this.streams = new StreamMetrics(registry);
     const all = () => this.byLabels.values();
     const histogram = (name: string, help: string, buckets: number[], pick: (s: RouteSeries) => HistogramCell) =>
       new CellHistogram({ name, help, labelNames: ['service', 'route', 'workspace'], buckets, registers: [registry] }, function* () {
@@ -108,6 +111,10 @@ export class ExchangeMetrics implements ExchangeMetricsSink {
     if (route !== null) this.byRoute.set(route, series);
     else this.byService.set(service, series);
     return series;
+  }
+
+  recordSession(session: StreamSessionSummary, flags: { status_code_metrics: boolean; latency_metrics: boolean }): void {
+    this.streams.record(session, flags);
   }
 
   record(s: ExchangeSummary, flags: { per_consumer: boolean; status_code_metrics: boolean; latency_metrics: boolean; bandwidth_metrics: boolean; ai_metrics?: boolean }): void {

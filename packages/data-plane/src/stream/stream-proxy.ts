@@ -1,6 +1,7 @@
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { connect as netConnect, createServer as createNetServer, isIPv6, type Server as NetServer, type Socket } from 'node:net';
-import { connect as tlsConnect, createSecureContext, createServer as createTlsServer, type SecureContext, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, createServer as createTlsServer, TLSSocket, type SecureContext } from 'node:tls';
+import type { PluginRuntime } from '@gatehouse/plugins';
 import type { BalancerRegistry } from '../balancer/registry';
 import type { UpstreamTarget } from '../compile/types';
 import type { ConfigHolder } from '../config-holder';
@@ -10,7 +11,8 @@ import { TrustedProxies } from '../proxy/client-ip';
 import { clientHelloServerName, looksLikeTls, recordLength } from './client-hello';
 import { compileStreamRoutes, ipRefused, matchStream, type StreamConnection, type StreamRoute } from './stream-routes';
 import { StreamCounters } from './stream-counters';
-import { UdpSessions } from './udp-sessions';
+import { TcpSessionLog, udpSessionEnded } from './stream-log';
+import { UdpSessions, type UdpRouting } from './udp-sessions';
 
 /** One `GATEHOUSE_STREAM_LISTEN` entry: `addr:port [ssl] [udp] [proxy_protocol]`. */
 export interface StreamListen {
@@ -31,6 +33,8 @@ export interface StreamProxyOptions {
   log: { error(message: string, detail?: Record<string, unknown>): void };
   /** the proxies whose PROXY header names the client (Kong's trusted_ips, nginx's stream set_real_ip_from) */
   trustedIps?: readonly string[];
+  /** the node's plugin runtime, for the logging plugins of stream routes */
+  runtime?: PluginRuntime;
 }
 
 /** How long a plain TCP connection may take to send its first bytes when a `tls_passthrough` route wants them. */
@@ -141,6 +145,7 @@ export class StreamProxy {
   }
 
   private accept(client: Socket, protocol: string, sni: string, head: Buffer | null): void {
+    const startedAt = Date.now();
     client.on('error', () => client.destroy());
     const peer = normalizeIp(client.remoteAddress ?? '');
     // nginx's stream realip: a trusted proxy's PROXY header names the client
@@ -155,17 +160,26 @@ export class StreamProxy {
       sni,
     };
     const entry = matchStream(this.routes, conn);
-    if (entry === null || entry.upstream === null || ipRefused(entry, conn.srcIp)) return void client.destroy();
-    const target = this.pick(entry.upstream);
-    if (target === null) return void client.destroy();
+    if (entry === null) return void client.destroy();
+    const session = this.sessionLog(entry, protocol, client, conn.srcIp, startedAt);
+    if (session !== null) client.once('close', () => session.closed(client));
+    const refused = ipRefused(entry, conn.srcIp);
+    const target = refused || entry.upstream === null ? null : this.pick(entry.upstream);
+    if (target === null) {
+      if (session !== null) session.status = refused ? 403 : 503;
+      return void client.destroy();
+    }
+    if (session !== null) session.target = { host: target.host, port: target.port };
     const tlsUpstream = entry.service?.protocol === 'tls';
     const options = { host: target.host, port: target.port, timeout: target.connectTimeout };
     const upstream: Socket = tlsUpstream
       ? tlsConnect({ ...options, ...(target.tls ? target.tls.options : { rejectUnauthorized: target.tlsVerify }), servername: target.sni ?? (sni || target.host) })
       : netConnect(options);
+    if (session !== null) session.upstream = upstream;
     const ready = tlsUpstream ? 'secureConnect' : 'connect';
     upstream.once(ready, () => {
       this.counters.relayed();
+      session?.connected();
       upstream.setTimeout(target.readTimeout, () => upstream.destroy());
       client.setTimeout(target.readTimeout, () => client.destroy());
       if (head !== null) upstream.write(head);
@@ -175,8 +189,20 @@ export class StreamProxy {
     });
     upstream.once('timeout', () => upstream.destroy());
     upstream.on('error', () => upstream.destroy());
+    upstream.once('close', () => {
+      if (session !== null && !session.up) session.status = 502;
+    });
     upstream.once('close', () => client.destroy());
     client.once('close', () => upstream.destroy());
+  }
+
+  /** The log of a session whose route has logging plugins for its protocol; null when it has none. */
+  private sessionLog(entry: StreamRoute, protocol: string, client: Socket, clientIp: string, startedAt: number): TcpSessionLog | null {
+    const steps = entry.logSteps.get(protocol);
+    if (steps === undefined) return null;
+    const tls = protocol === 'tls' && client instanceof TLSSocket ? { version: client.getProtocol() ?? '', cipher: client.getCipher().name } : null;
+    const facts = { steps, route: entry.route, service: entry.service, clientIp, serverPort: client.localPort ?? 0, startedAt, tls };
+    return new TcpSessionLog(facts, this.opts.runtime ?? {}, this.opts.log);
   }
 
   /** The address to connect to: the service's, or one of its upstream's targets. */
@@ -188,13 +214,18 @@ export class StreamProxy {
   }
 
   /** Where a new UDP client's datagrams go (null: dropped). */
-  private udpTarget(socket: UdpSocket, client: RemoteInfo): { target: UpstreamTarget } | null {
+  private udpTarget(socket: UdpSocket, client: RemoteInfo): UdpRouting | null {
+    const startedAt = Date.now();
     const local = socket.address();
     const conn: StreamConnection = { protocol: 'udp', srcIp: normalizeIp(client.address), srcPort: client.port, dstIp: normalizeIp(local.address), dstPort: local.port, sni: '' };
     const entry = matchStream(this.routes, conn);
     if (entry === null || entry.upstream === null || ipRefused(entry, conn.srcIp)) return null;
     const target = this.pick(entry.upstream);
-    return target === null ? null : { target };
+    if (target === null) return null;
+    const steps = entry.logSteps.get('udp');
+    if (steps === undefined) return { target };
+    const facts = { steps, route: entry.route, service: entry.service, clientIp: conn.srcIp, serverPort: local.port, startedAt, tls: null };
+    return { target, ended: (bytes) => udpSessionEnded(facts, { host: target.host, port: target.port }, bytes, this.opts.runtime ?? {}, this.opts.log) };
   }
 
   async close(): Promise<void> {

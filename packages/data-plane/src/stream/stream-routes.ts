@@ -3,6 +3,7 @@ import { AddressSet } from '@gatehouse/plugins';
 import { upstreamTarget } from '../compile/compile';
 import type { CompiledConfig, UpstreamTarget } from '../compile/types';
 import { compileExpression, ExpressionRequest, type CompiledExpression, type MatchState } from '../compile/expression-match';
+import { streamLogSteps, type StreamLogSteps } from './stream-log';
 
 /**
  * The stream routes (`tcp`, `tls`, `udp`, `tls_passthrough`) of a configuration, as Kong 3.9's router ranks them
@@ -37,6 +38,8 @@ export interface StreamRoute {
   /** the ip-restriction configuration that applies to the route's connections (preread), if any */
   ipRestriction: { allow: AddressSet | null; deny: AddressSet | null } | null;
   protocols: Set<string>;
+  /** the logging plugins run when a session ends, by the session's protocol */
+  logSteps: StreamLogSteps;
   sources: NetRule[] | null;
   destinations: NetRule[] | null;
   snis: string[] | null;
@@ -116,6 +119,7 @@ export function compileStreamRoutes(config: CompiledConfig): StreamRoute[] {
       upstream: service ? upstreamTarget(service, config.upstreams, config.tls.upstream.get(service.id) ?? null) : null,
       ipRestriction: ipRestrictionOf(config, route, protocols),
       protocols,
+      logSteps: streamLogSteps(config, route, protocols),
       sources: netRules(route.sources),
       destinations: netRules(route.destinations),
       snis,

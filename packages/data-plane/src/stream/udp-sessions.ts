@@ -3,10 +3,23 @@ import { isIPv6 } from 'node:net';
 import type { UpstreamTarget } from '../compile/types';
 import type { StreamCounters } from './stream-counters';
 
+/** The bytes of one UDP session: from the client (all sent upstream) and from the upstream (all sent back). */
+export interface UdpBytes {
+  received: number;
+  replied: number;
+}
+
+/** Where a new client's datagrams go; `ended` is told the session's bytes once it is closed. */
+export interface UdpRouting {
+  target: UpstreamTarget;
+  ended?: (bytes: UdpBytes) => void;
+}
+
 interface Session {
   upstream: UdpSocket;
   timer: NodeJS.Timeout;
   target: UpstreamTarget;
+  bytes: UdpBytes;
   ended: () => void;
 }
 
@@ -20,7 +33,7 @@ export class UdpSessions {
 
   constructor(
     private readonly listener: UdpSocket,
-    private readonly route: (client: RemoteInfo) => { target: UpstreamTarget } | null,
+    private readonly route: (client: RemoteInfo) => UdpRouting | null,
     private readonly counters: StreamCounters | null = null,
   ) {
     listener.on('message', (message: Buffer, client: RemoteInfo) => this.relay(message, client));
@@ -33,13 +46,15 @@ export class UdpSessions {
     if (session === undefined) {
       const routed = this.route(client);
       if (routed === null) return;
-      session = this.open(key, client, routed.target);
+      session = this.open(key, client, routed);
     }
     session.timer.refresh();
+    session.bytes.received += message.length;
     session.upstream.send(message, session.target.port, session.target.host);
   }
 
-  private open(key: string, client: RemoteInfo, target: UpstreamTarget): Session {
+  private open(key: string, client: RemoteInfo, routed: UdpRouting): Session {
+    const { target } = routed;
     const upstream = createSocket(isIPv6(target.host) ? 'udp6' : 'udp4');
     const close = () => {
       if (this.sessions.get(key) !== session) return;
@@ -48,11 +63,18 @@ export class UdpSessions {
       session.ended();
       upstream.close();
     };
-    const session: Session = { upstream, timer: setTimeout(close, target.readTimeout), target, ended: this.counters?.opened() ?? (() => {}) };
+    const counted = this.counters?.opened();
+    const bytes: UdpBytes = { received: 0, replied: 0 };
+    const ended = () => {
+      counted?.();
+      routed.ended?.(bytes);
+    };
+    const session: Session = { upstream, timer: setTimeout(close, target.readTimeout), target, bytes, ended };
     this.counters?.relayed();
     session.timer.unref();
     upstream.on('message', (reply: Buffer) => {
       session.timer.refresh();
+      session.bytes.replied += reply.length;
       this.listener.send(reply, client.port, client.address);
     });
     upstream.on('error', close);

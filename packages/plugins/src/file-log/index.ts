@@ -1,3 +1,4 @@
+import { serializeSession } from '../shared/session-serializer';
 import { definePlugin, type PluginLogger } from '../contract';
 import { AppendLog } from '../shared/append-log';
 import { customFieldValues } from '../shared/custom-fields';
@@ -47,5 +48,8 @@ export const fileLog = definePlugin<FileLogConfig, unknown>({
   init: fileLogWriters.init,
   log: (ctx, config, summary) => {
     fileLogWriters.of(ctx.runtime).writerFor(config).write(JSON.stringify(serializeExchange(summary, customFieldValues(ctx, config.custom_fields_by_lua, summary, 'file-log'))));
+  },
+  streamLog: (ctx, config, session) => {
+    fileLogWriters.of(ctx.runtime).writerFor(config).write(JSON.stringify(serializeSession(session)));
   },
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Agent } from 'undici';
-import { definePlugin } from '../contract';
+import { serializeSession, type SerializedSession } from '../shared/session-serializer';
+import { definePlugin, type PluginRuntime } from '../contract';
 import { customFieldValues } from '../shared/custom-fields';
 import { serializeExchange, type SerializedExchange } from '../shared/log-serializer';
 import type { BatchHandler } from '../shared/queue';
@@ -30,9 +31,9 @@ function endpointForName(endpoint: string): string {
 /** The connection pools of one data-plane node, one per queue name, and each configuration's batch handler. */
 class HttpLogSenders {
   private readonly agents = new Map<string, Agent>();
-  private readonly handlers = new WeakMap<HttpLogConfig, BatchHandler<SerializedExchange>>();
+  private readonly handlers = new WeakMap<HttpLogConfig, BatchHandler<SerializedExchange | SerializedSession>>();
 
-  handlerFor(name: string, config: HttpLogConfig): BatchHandler<SerializedExchange> {
+  handlerFor(name: string, config: HttpLogConfig): BatchHandler<SerializedExchange | SerializedSession> {
     let handler = this.handlers.get(config);
     if (handler === undefined) {
       // Kong sends a JSON array when batches may hold more than one entry, a single object otherwise
@@ -70,11 +71,13 @@ export const httpLog = definePlugin<HttpLogConfig, unknown>({
   init: senders.init,
   log: (ctx, config, summary) => {
     const pluginId = ctx.pluginId ?? 'http-log';
-    const name = queueName(config);
     const custom = customFieldValues(ctx, config.custom_fields_by_lua, summary, 'http-log');
-    queuesFor(ctx.runtime).enqueue(
-      { name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler: senders.of(ctx.runtime).handlerFor(name, config) },
-      serializeExchange(summary, custom),
-    );
+    enqueue(ctx.runtime, pluginId, config, serializeExchange(summary, custom));
   },
+  streamLog: (ctx, config, session) => enqueue(ctx.runtime, ctx.pluginId, config, serializeSession(session)),
 });
+
+function enqueue(runtime: PluginRuntime, pluginId: string, config: HttpLogConfig, entry: SerializedExchange | SerializedSession): void {
+  const name = queueName(config);
+  queuesFor(runtime).enqueue({ name, logTag: `http-log plugin ${pluginId}`, owner: pluginId, config: queueConfigOf(config), handler: senders.of(runtime).handlerFor(name, config) }, entry);
+}

@@ -3,7 +3,8 @@ import { prometheusConfigSchema, type PrometheusConfig } from './schema';
 
 /**
  * Switches on the per-request series of `/metrics` (kong_http_requests_total, latency histograms, bandwidth) for the
- * routes and services it applies to. The series live in the node's metrics registry (`runtime.exchangeMetrics`); this
+ * routes and services it applies to, and on stream routes Kong's stream series (`kong_stream_sessions_total`,
+ * `kong_session_duration_ms`). The series live in the node's metrics registry (`runtime.exchangeMetrics`); this
  * plugin only says what to record; `ai_metrics` adds Kong's `ai_llm_*` series from the AI plugins' statistics.
  */
 export const prometheus = definePlugin<PrometheusConfig, unknown>({
@@ -15,5 +16,8 @@ export const prometheus = definePlugin<PrometheusConfig, unknown>({
   noConsumer: false,
   log: (ctx, config, summary) => {
     ctx.runtime.exchangeMetrics?.record(summary, config);
+  },
+  streamLog: (ctx, config, session) => {
+    ctx.runtime.exchangeMetrics?.recordSession?.(session, config);
   },
 });

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { definePlugin } from '../contract';
+import { serializeSession } from '../shared/session-serializer';
+import { definePlugin, type PluginRuntime } from '../contract';
 import { logEntry } from '../shared/log-entry';
 import { SEVERITY_CODE, severityOf } from '../shared/log-target';
 import { runtimeState } from '../shared/runtime-state';
@@ -25,14 +26,17 @@ export const syslog = definePlugin<SyslogConfig, unknown>({
   auth: false,
   noConsumer: false,
   init: transports.init,
-  log: async (ctx, config, summary) => {
-    const severity = severityOf(config, summary.status);
-    if (severity === null) return;
-    const line = syslogLine(FACILITY_CODE[config.facility] * 8 + SEVERITY_CODE[severity], logEntry(ctx, summary, config, 'syslog'));
-    try {
-      await transports.of(ctx.runtime).send(line);
-    } catch (err) {
-      ctx.runtime.log?.error('syslog: could not send the entry', { error: err instanceof Error ? err.message : String(err) });
-    }
-  },
+  log: (ctx, config, summary) => send(ctx.runtime, config, summary.status, () => logEntry(ctx, summary, config, 'syslog')),
+  streamLog: (ctx, config, session) => send(ctx.runtime, config, session.status, () => serializeSession(session)),
 });
+
+async function send(runtime: PluginRuntime, config: SyslogConfig, status: number, entry: () => unknown): Promise<void> {
+  const severity = severityOf(config, status);
+  if (severity === null) return;
+  const line = syslogLine(FACILITY_CODE[config.facility] * 8 + SEVERITY_CODE[severity], entry());
+  try {
+    await transports.of(runtime).send(line);
+  } catch (err) {
+    runtime.log?.error('syslog: could not send the entry', { error: err instanceof Error ? err.message : String(err) });
+  }
+}

@@ -1,4 +1,5 @@
-import { definePlugin } from '../contract';
+import { serializeSession } from '../shared/session-serializer';
+import { definePlugin, type PluginRuntime } from '../contract';
 import { logEntry } from '../shared/log-entry';
 import { runtimeState } from '../shared/runtime-state';
 import { TcpLogConnections } from './connections';
@@ -18,12 +19,14 @@ export const tcpLog = definePlugin<TcpLogConfig, unknown>({
   auth: false,
   noConsumer: false,
   init: connections.init,
-  log: async (ctx, config, summary) => {
-    const line = `${JSON.stringify(logEntry(ctx, summary, config, 'tcp-log'))}\n`;
-    try {
-      await connections.of(ctx.runtime).send(config, line);
-    } catch (err) {
-      ctx.runtime.log?.error(`tcp-log: failed to send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
-    }
-  },
+  log: (ctx, config, summary) => send(ctx.runtime, config, logEntry(ctx, summary, config, 'tcp-log')),
+  streamLog: (ctx, config, session) => send(ctx.runtime, config, serializeSession(session)),
 });
+
+async function send(runtime: PluginRuntime, config: TcpLogConfig, entry: unknown): Promise<void> {
+  try {
+    await connections.of(runtime).send(config, `${JSON.stringify(entry)}\n`);
+  } catch (err) {
+    runtime.log?.error(`tcp-log: failed to send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
+  }
+}

@@ -1,4 +1,5 @@
-import { definePlugin } from '../contract';
+import { serializeSession } from '../shared/session-serializer';
+import { definePlugin, type PluginRuntime } from '../contract';
 import { logEntry } from '../shared/log-entry';
 import { runtimeState } from '../shared/runtime-state';
 import { UdpSender } from '../shared/udp-sender';
@@ -15,11 +16,14 @@ export const udpLog = definePlugin<UdpLogConfig, unknown>({
   auth: false,
   noConsumer: false,
   init: senders.init,
-  log: async (ctx, config, summary) => {
-    try {
-      await senders.of(ctx.runtime).send(config.host, config.port, JSON.stringify(logEntry(ctx, summary, config, 'udp-log')), config.timeout);
-    } catch (err) {
-      ctx.runtime.log?.error(`udp-log: could not send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
-    }
-  },
+  log: (ctx, config, summary) => send(ctx.runtime, config, logEntry(ctx, summary, config, 'udp-log')),
+  streamLog: (ctx, config, session) => send(ctx.runtime, config, serializeSession(session)),
 });
+
+async function send(runtime: PluginRuntime, config: UdpLogConfig, entry: unknown): Promise<void> {
+  try {
+    await senders.of(runtime).send(config.host, config.port, JSON.stringify(entry), config.timeout);
+  } catch (err) {
+    runtime.log?.error(`udp-log: could not send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
+  }
+}
