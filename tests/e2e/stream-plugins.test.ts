@@ -49,6 +49,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
   let udpEcho: EchoServer;
   let tcpLog: LineReceiver;
   let udpLog: MessageReceiver;
+  let loggly: MessageReceiver;
   let collector: Awaited<ReturnType<typeof startHttpCollector>>;
   const ids: Record<string, string> = {};
   const file = () => join(dir, 'stream.log');
@@ -69,6 +70,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     udpEcho = await startUdpEcho('udp');
     tcpLog = await startLineReceiver();
     udpLog = await startUdpReceiver();
+    loggly = await startUdpReceiver();
     collector = await startHttpCollector();
     topology = await startTopology(name, {
       dataPlanes: 1,
@@ -84,6 +86,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     ids.udpRoute = (await admin('/services/udp-echo/routes', { name: 'udp-logged', protocols: ['udp'], sources: [{ ip: '127.0.0.1' }] })).id;
     await admin('/routes/logged/plugins', { name: 'tcp-log', protocols: ['tcp'], config: { host: '127.0.0.1', port: tcpLog.port } });
     await admin('/routes/logged/plugins', { name: 'http-log', protocols: ['tcp'], config: { http_endpoint: `http://127.0.0.1:${collector.port}/logs` } });
+    await admin('/routes/logged/plugins', { name: 'loggly', protocols: ['tcp'], config: { host: '127.0.0.1', port: loggly.port, key: 'stream-token', tags: ['edge'] } });
     // a global file-log for every stream protocol but udp, and one for HTTP only that a stream session never runs
     await admin('/plugins', { name: 'file-log', protocols: ['tcp', 'tls'], config: { path: file() } });
     await admin('/services/udp-echo/plugins', { name: 'file-log', protocols: ['http', 'https'], config: { path: file() } });
@@ -100,6 +103,7 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
       () => udpEcho?.close(),
       () => tcpLog?.close(),
       () => udpLog?.close(),
+      () => loggly?.close(),
       () => collector?.close(),
       () => rmSync(dir, { recursive: true, force: true }),
       () => certs.cleanup(),
@@ -118,15 +122,20 @@ describe.each(TOPOLOGIES)('stream plugins (%s)', (name) => {
     expect(entry.workspace_name).toBe('default');
   };
 
-  it('tcp-log, file-log and http-log write the stream entry of a TCP session once it ends', async () => {
+  it('tcp-log, file-log, http-log and loggly write the stream entry of a TCP session once it ends', async () => {
     expect(await tcpExchange(tcpPort, 'ping')).toBe('a:ping');
     const sent = () => tcpLog.lines.map((l) => JSON.parse(l) as Entry).filter((e) => e.route?.id === ids.route);
     await waitUntil('the tcp-log line', () => sent().length === 1);
     await waitUntil('the file-log line', () => fileEntries(ids.route!).length === 1);
     await waitUntil('the http-log body', () => collector.bodies.length === 1);
+    await waitUntil('the loggly datagram', () => loggly.messages.length === 1);
     expectRelayedEntry(sent()[0]!);
     expectRelayedEntry(fileEntries(ids.route!)[0]!);
     expectRelayedEntry(collector.bodies[0]!);
+    // Loggly's syslog line: a relayed session (200) at the default successful_severity `info` of facility user (8 + 6)
+    const line = /^<14>1 \S+ \S+ kong - - \[stream-token@41058 tag="edge"\] (\{.*\})$/.exec(loggly.messages[0]!);
+    expect(line).not.toBeNull();
+    expectRelayedEntry(JSON.parse(line![1]!) as Entry);
   });
 
   it('file-log writes the TLS version and cipher of a terminated TLS session', async () => {

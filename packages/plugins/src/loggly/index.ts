@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
-import { definePlugin } from '../contract';
+import { definePlugin, type PluginRuntime } from '../contract';
 import { logEntry } from '../shared/log-entry';
+import { serializeSession } from '../shared/session-serializer';
 import { SEVERITY_CODE, severityOf } from '../shared/log-target';
 import { runtimeState } from '../shared/runtime-state';
 import { UdpSender } from '../shared/udp-sender';
@@ -16,8 +17,8 @@ export function logglyLine(config: LogglyConfig, priority: number, entry: unknow
 }
 
 /**
- * Kong's loggly: each finished exchange, at the severity its status calls for, is sent over UDP to Loggly's syslog
- * endpoint, unless that severity is below `log_level`.
+ * Kong's loggly: each finished exchange (or stream session, with Kong's stream entry), at the severity its status calls
+ * for, is sent over UDP to Loggly's syslog endpoint, unless that severity is below `log_level`.
  */
 export const loggly = definePlugin<LogglyConfig, unknown>({
   name: 'loggly',
@@ -27,14 +28,17 @@ export const loggly = definePlugin<LogglyConfig, unknown>({
   auth: false,
   noConsumer: false,
   init: senders.init,
-  log: async (ctx, config, summary) => {
-    const severity = severityOf(config, summary.status);
-    if (severity === null) return;
-    const line = logglyLine(config, 8 + SEVERITY_CODE[severity], logEntry(ctx, summary, config, 'loggly'));
-    try {
-      await senders.of(ctx.runtime).send(config.host, config.port, line, config.timeout);
-    } catch (err) {
-      ctx.runtime.log?.error(`loggly: failed to send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
-    }
-  },
+  log: (ctx, config, summary) => send(ctx.runtime, config, summary.status, () => logEntry(ctx, summary, config, 'loggly')),
+  streamLog: (ctx, config, session) => send(ctx.runtime, config, session.status, () => serializeSession(session)),
 });
+
+async function send(runtime: PluginRuntime, config: LogglyConfig, status: number, entry: () => unknown): Promise<void> {
+  const severity = severityOf(config, status);
+  if (severity === null) return;
+  const line = logglyLine(config, 8 + SEVERITY_CODE[severity], entry());
+  try {
+    await senders.of(runtime).send(config.host, config.port, line, config.timeout);
+  } catch (err) {
+    runtime.log?.error(`loggly: failed to send data to ${config.host}:${config.port}`, { error: err instanceof Error ? err.message : String(err) });
+  }
+}
