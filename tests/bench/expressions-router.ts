@@ -7,17 +7,11 @@
 import type { Route } from '@gatehouse/core';
 import { compile, type RequestFacts, type Router } from '@gatehouse/data-plane';
 import { makeExpressionRoute, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
+import { median, nsPerMatch, type Request } from './router';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const MATCHES_PER_ROUND = Number(process.env.BENCH_ROUTER_MATCHES ?? 400_000);
 const REGEX_ROUTES = 20;
-
-interface Request {
-  method: string;
-  host: string;
-  path: string;
-  headers: Record<string, string>;
-}
 
 const pad = (i: number) => String(i).padStart(5, '0');
 
@@ -89,21 +83,8 @@ function requests(n: number): Request[] {
   return out;
 }
 
-/** CPU time per match (ns); the request's facts are built per match, as the proxy builds them */
-function nsPerMatch(router: Router, batch: Request[], count: number): number {
-  let found = 0;
-  const started = process.cpuUsage();
-  for (let i = 0; i < count; i++) {
-    const r = batch[i % batch.length]!;
-    const facts: RequestFacts | undefined = router.usesExpressions ? { scheme: 'http', query: '', remoteAddress: '127.0.0.1', remotePort: 50000, localAddress: '127.0.0.1', localPort: 8000 } : undefined;
-    if (router.match(r.method, r.host, r.path, r.headers, 8000, undefined, facts) !== null) found++;
-  }
-  const spent = process.cpuUsage(started);
-  if (found === 0) throw new Error('no request matched');
-  return ((spent.user + spent.system) * 1000) / count;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** the facts of a request as the proxy builds them, once per match */
+const factsOf = (): RequestFacts => ({ scheme: 'http', query: '', remoteAddress: '127.0.0.1', remotePort: 50000, localAddress: '127.0.0.1', localPort: 8000 });
 
 export interface ExpressionsRouterBench {
   routes: number;
@@ -122,13 +103,13 @@ export function measureExpressionsRouter(n = Number(process.env.BENCH_ROUTER_N ?
     const b = expressions.match(r.method, r.host, r.path, r.headers, 8000, undefined, facts)?.route.route.name ?? null;
     if (a !== b) throw new Error(`${r.host}${r.path}: traditional ${a}, expressions ${b}`);
   }
-  nsPerMatch(traditional, batch, MATCHES_PER_ROUND / 4);
-  nsPerMatch(expressions, batch, MATCHES_PER_ROUND / 4);
+  nsPerMatch(traditional, batch, MATCHES_PER_ROUND / 4, traditional.usesExpressions ? factsOf : undefined);
+  nsPerMatch(expressions, batch, MATCHES_PER_ROUND / 4, expressions.usesExpressions ? factsOf : undefined);
   const tRounds: number[] = [];
   const eRounds: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [traditional, expressions] : [expressions, traditional];
-    for (const router of order) (router === traditional ? tRounds : eRounds).push(nsPerMatch(router, batch, MATCHES_PER_ROUND));
+    for (const router of order) (router === traditional ? tRounds : eRounds).push(nsPerMatch(router, batch, MATCHES_PER_ROUND, router.usesExpressions ? factsOf : undefined));
   }
   return { routes: n, traditionalNs: median(tRounds), expressionsNs: median(eRounds) };
 }

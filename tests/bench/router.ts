@@ -5,13 +5,13 @@
 // regex routes, whose number does not grow with N. Printed: nanoseconds per match at each size and their ratio
 // (target: flat, ≈ 1×, for hosts and prefixes).
 import type { Route } from '@gatehouse/core';
-import { compile, type Router } from '@gatehouse/data-plane';
+import { compile, type RequestFacts, type Router } from '@gatehouse/data-plane';
 import { makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const MATCHES_PER_ROUND = Number(process.env.BENCH_ROUTER_MATCHES ?? 400_000);
 
-interface Request {
+export interface Request {
   method: string;
   host: string;
   path: string;
@@ -75,20 +75,23 @@ function requests(small: number): Request[] {
   return out;
 }
 
-/** CPU time of this process per match (ns): what other processes on the machine do does not count in it */
-function nsPerMatch(router: Router, batch: Request[], count: number): number {
+/**
+ * CPU time of this process per match (ns): what other processes on the machine do does not count in it. `factsOf`
+ * builds the request facts an expressions router reads, per match, as the proxy builds them.
+ */
+export function nsPerMatch(router: Router, batch: Request[], count: number, factsOf?: () => RequestFacts): number {
   let found = 0;
   const started = process.cpuUsage();
   for (let i = 0; i < count; i++) {
     const r = batch[i % batch.length]!;
-    if (router.match(r.method, r.host, r.path, r.headers, 8000) !== null) found++;
+    if (router.match(r.method, r.host, r.path, r.headers, 8000, undefined, factsOf?.()) !== null) found++;
   }
   const spent = process.cpuUsage(started);
   if (found === 0) throw new Error('no request matched');
   return ((spent.user + spent.system) * 1000) / count;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export interface RouterBench {
   small: number;
