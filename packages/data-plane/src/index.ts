@@ -13,6 +13,8 @@ export { upstreamPath } from './proxy/upstream-path';
 export { parseTrustedIps, TrustedProxies } from './proxy/client-ip';
 export type { UpstreamRequest } from './proxy/upstream-request';
 export { createDataPlaneServer, type DataPlaneLogger, type DataPlaneServer, type DataPlaneServerOptions, type ServerStats } from './server';
+export { ProxyPipeline, type PipelineOptions } from './proxy-server/proxy-pipeline';
+export type { MemoryRequest, MemoryResponse } from './proxy-server/in-memory';
 export { createStatusServer, type MetricsSource, type StatusServer, type StatusServerOptions } from './status-server';
 export { parseListen, type ListenAddress } from './listen';
 export * from './balancer';
