@@ -113,7 +113,7 @@ function follow(
   if (touched.has('services')) {
     const services = state.list('services');
     const material = { certificates: state.list('certificates'), snis: state.list('snis'), ca_certificates: state.list('ca_certificates') };
-    tls = compileTls(material as never, services, inc.vaults);
+    tls = compileTls(material, services, inc.vaults);
     allRoutes = true;
   }
 
