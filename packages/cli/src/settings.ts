@@ -1,11 +1,36 @@
 import { resolve } from 'node:path';
-import { parseByteSize, parseTracingInstrumentations, parseUntrustedLua, type TracingSettings, type UntrustedLuaOptions } from '@gatehouse/plugins';
+import { parseByteSize, parseUntrustedLua, type TracingSettings, type UntrustedLuaOptions } from '@gatehouse/plugins';
 import { parseAdminGuiOrigins, parseAdminHosts } from '@gatehouse/control-plane';
 import { keyPrefixFor } from '@gatehouse/sync';
 import { parseDnsOrder, type DnsRecordType } from '@gatehouse/data-plane';
-import { ROUTER_FLAVORS, type RouterFlavor } from '@gatehouse/core';
-import { usableCores } from './cpu-count';
-import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
+import type { RouterFlavor } from '@gatehouse/core';
+import {
+  oneOf,
+  parseDataPlaneLabels,
+  parseDuration,
+  parseListen,
+  parseRealIpHeader,
+  parseWorkers,
+  proxyListenOf,
+  readTracing,
+  routerFlavorOf,
+  streamListenOf,
+  type Listen,
+  type StreamListen,
+} from './setting-values';
+
+export { SETTINGS_DOC } from './settings-doc';
+export {
+  parseDataPlaneLabels,
+  parseDuration,
+  parseListen,
+  parseRealIpHeader,
+  parseWorkers,
+  readTracing,
+  routerFlavorOf,
+  type Listen,
+  type StreamListen,
+} from './setting-values';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';
@@ -91,150 +116,7 @@ export interface Settings {
   tracing: TracingSettings;
 }
 
-export interface Listen {
-  host: string;
-  port: number;
-  /** Kong's listener flags written after the address (`reuseport`, `backlog=N`, …); absent when none */
-  flags?: ListenFlags;
-}
-
-/** One row per variable: the README's configuration table is generated from the same facts. */
-export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: string }> = [
-  { name: 'GATEHOUSE_ROLE', default: 'all', meaning: '`all` (control plane + data plane in one process), `control_plane` or `data_plane`; the subcommand sets it' },
-  { name: 'GATEHOUSE_ADMIN_LISTEN', default: '127.0.0.1:8001', meaning: 'admin API address (control plane)' },
-  { name: 'GATEHOUSE_PROXY_LISTEN', default: '0.0.0.0:8000', meaning: "proxy address (data plane), Kong's listen syntax; with `http2`, HTTP/2 in clear text (h2c, for gRPC) beside HTTP/1.1" },
-  { name: 'GATEHOUSE_STREAM_LISTEN', default: 'off', meaning: "stream proxy listeners in Kong's `stream_listen` syntax (`addr:port [ssl] [udp]`, comma-separated) for `tcp`/`tls`/`udp`/`tls_passthrough` routes (data plane)" },
-  { name: 'GATEHOUSE_STATUS_LISTEN', default: '0.0.0.0:8100 (data_plane), off (all, control_plane)', meaning: 'status API without RBAC: `/status`, `/status/ready`, `/metrics` (data plane, control plane, or both planes with `start`); `off` disables it' },
-  { name: 'DATABASE_URL', default: 'unset → embedded Postgres (PGlite) in the data directory', meaning: 'Postgres connection string for the control plane' },
-  { name: 'GATEHOUSE_DATABASE', default: '`postgres` when DATABASE_URL is set, else `embedded`', meaning: "Kong's `database`: `postgres`, `embedded` (PGlite in the data directory) or `off` (no database: the configuration is the declarative file, replaced whole by `POST /config`; admin writes answer 405)" },
-  { name: 'GATEHOUSE_DECLARATIVE_CONFIG', default: 'unset', meaning: "Kong's `declarative_config`: a YAML or JSON file (format 3.0, 2.1 or 1.1) loaded at start with `GATEHOUSE_DATABASE=off`; a `data-plane` given one serves it alone, without a control plane or Redis" },
-  { name: 'GATEHOUSE_DATA_DIR', default: './.gatehouse', meaning: 'embedded database, keyring file and the data plane\'s snapshot cache' },
-  { name: 'REDIS_URL', default: 'unset → in-process bus', meaning: '`redis://[user:pass@]host:port[/db]` or `rediss://` (TLS); carries snapshots and data-plane heartbeats' },
-  { name: 'GATEHOUSE_REDIS_PREFIX', default: 'gatehouse:', meaning: 'key and channel prefix in Redis' },
-  { name: 'GATEHOUSE_SYSLOG_ADDRESS', default: '/dev/log', meaning: 'where the `syslog` plugin sends its RFC 5424 lines: a unix datagram socket path or `udp://host:port`' },
-  { name: 'GATEHOUSE_CLUSTER_SECRET', default: 'generated per process in `all`; required otherwise', meaning: 'HMAC key signing snapshots, at least 32 bytes; the same value on the control plane and every data plane' },
-  { name: 'GATEHOUSE_ENFORCE_RBAC', default: 'off', meaning: '`off`, `on` (endpoint permissions), `entity` (entity permissions) or `both`' },
-  { name: 'GATEHOUSE_ADMIN_TOKEN', default: 'unset', meaning: 'creates (once) a super-admin RBAC user with this token, so enforcement can be switched on' },
-  { name: 'GATEHOUSE_KEYRING_SECRET', default: 'unset → a generated key file in the data directory', meaning: 'encrypts private key material at rest' },
-  { name: 'GATEHOUSE_DATA_PLANE_ID', default: 'random UUID per start', meaning: 'the id a data plane reports to `GET /clustering/data-planes`' },
-  { name: 'GATEHOUSE_TRUSTED_IPS', default: 'unset (none)', meaning: 'comma-separated addresses or CIDRs of proxies in front of the data plane; only their X-Forwarded-For decides the client IP' },
-  { name: 'GATEHOUSE_REAL_IP_HEADER', default: 'unset (X-Forwarded-For, then X-Real-IP)', meaning: "the header that names the client when the peer is a trusted proxy (Kong's real_ip_header), read as nginx does: its last address; `proxy_protocol` takes the client from the PROXY protocol header (needs a proxy listener with the `proxy_protocol` flag)" },
-  { name: 'GATEHOUSE_REAL_IP_RECURSIVE', default: 'off', meaning: "`on` walks GATEHOUSE_REAL_IP_HEADER right to left past trusted proxies (Kong's real_ip_recursive)" },
-  { name: 'GATEHOUSE_UPSTREAM_CA_BUNDLE', default: 'system', meaning: "comma-separated PEM files of CAs that upstream certificates are verified against when a service has tls_verify and no ca_certificates (Kong's lua_ssl_trusted_certificate; `system` = the system's store)" },
-  { name: 'GATEHOUSE_HEADERS_UPSTREAM', default: 'X-Kong-Request-Id', meaning: "headers the gateway adds to upstream requests (Kong's `headers_upstream`): `X-Kong-Request-Id` or `off`" },
-  { name: 'GATEHOUSE_ERROR_DEFAULT_TYPE', default: 'unset (application/json)', meaning: "body type of the gateway's own errors for requests without `Accept` (Kong's `error_default_type`): `application/json`, `text/html`, `application/xml` or `text/plain`" },
-  { name: 'GATEHOUSE_CLUSTER_DP_LABELS', default: 'unset (none)', meaning: "a data plane's labels (Kong's `cluster_dp_labels`), `name:value` comma-separated, shown in `GET /clustering/data-planes`" },
-  { name: 'GATEHOUSE_ADMIN_TLS_CERT', default: 'unset → the self-signed certificate of the data directory', meaning: "PEM files of the admin API's certificate and key (with GATEHOUSE_ADMIN_TLS_KEY) when GATEHOUSE_ADMIN_LISTEN has the `ssl` flag (Kong's admin_ssl_cert)" },
-  { name: 'GATEHOUSE_CONF', default: 'unset', meaning: "a kong.conf file whose Kong settings apply (also `--conf`); `KONG_*` variables are read as well, and GATEHOUSE_* variables win over both" },
-  { name: 'GATEHOUSE_DNS_RESOLVER', default: 'unset (the system resolver)', meaning: "comma-separated DNS servers (`ip[:port]`) for upstream targets given by name (Kong's dns_resolver)" },
-  { name: 'GATEHOUSE_PROXY_TLS_LISTEN', default: '0.0.0.0:8443 (data_plane), 127.0.0.1:8443 (all)', meaning: 'proxy TLS address (TLS 1.2/1.3, HTTP/1.1 and HTTP/2); certificates by SNI from `certificates`/`snis`; `off` disables it' },
-  { name: 'GATEHOUSE_PROXY_TLS_CERT', default: 'unset → a self-signed certificate made once in the data directory', meaning: 'PEM file of the default certificate served when no SNI matches (with GATEHOUSE_PROXY_TLS_KEY)' },
-  { name: 'GATEHOUSE_PROXY_TLS_KEY', default: 'unset', meaning: 'PEM file of the default certificate\'s private key' },
-  { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
-  { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
-  { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
-  { name: 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY', default: '64m', meaning: 'the largest `POST /config` body the admin API reads (every other admin body: 4 MiB); bytes, or `k`/`m` suffix; past it 413' },
-  { name: 'GATEHOUSE_CLIENT_HEADER_TIMEOUT', default: '60s', meaning: "how long a proxy client may take to send its request headers (Kong's client_header_timeout): past it 408 and the connection closed (HTTP/2: GOAWAY); also bounds the TLS handshake and an HTTP/2 connection's wait for its first request. `ms`, `s`, `m`, `h` suffixes, a plain number is seconds" },
-  { name: 'GATEHOUSE_KEEPALIVE_TIMEOUT', default: '60s', meaning: "how long an idle keep-alive proxy connection is kept, HTTP/1.1 and HTTP/2 (Kong's keepalive_timeout); same syntax" },
-  { name: 'GATEHOUSE_ADMIN_GUI_ORIGINS', default: 'unset (none)', meaning: 'comma-separated origins (`https://manager.example.com`) whose browser pages may call the admin API (CORS with credentials); every other origin gets no CORS headers' },
-  { name: 'GATEHOUSE_ADMIN_HOSTS', default: 'unset (none)', meaning: 'comma-separated host names (`name` or `name:port`) the admin API answers to besides `localhost` and loopback addresses when it listens on loopback; any other `Host` gets 421 (DNS rebinding)' },
-  { name: 'GATEHOUSE_HEADERS', default: 'server_tokens, latency_tokens, X-Kong-Request-Id', meaning: 'headers the gateway adds (Kong\'s `headers`): `server_tokens` (Via, Server), `latency_tokens` (X-Kong-*-Latency), single names, or `off`' },
-  { name: 'GATEHOUSE_WORKERS', default: 'the number of cores (a container\'s CPU quota counts)', meaning: 'proxy worker processes of a data plane (`data-plane` and `start`), sharing its ports; the primary process keeps the sync, the status API and the node\'s shared state (local rate-limit counters, memory proxy-cache, health checks, metrics); `1` runs the proxy in the one process' },
-  { name: 'GATEHOUSE_TRACING_INSTRUMENTATIONS', default: 'off', meaning: "spans the data plane records for tracing plugins (Kong's `tracing_instrumentations`): `off` (plugins only propagate headers), `all`, or a comma-separated list of `request`, `router`, `balancer`, `plugin_access`, `plugin_header_filter` (and Kong's `db_query`, `http_client`, `plugin_rewrite`, `dns_query`, accepted and without stages here)" },
-  { name: 'GATEHOUSE_TRACING_SAMPLING_RATE', default: '0.01', meaning: "share of traces sampled, 0 to 1 (Kong's `tracing_sampling_rate`); a plugin's `sampling_rate` overrides it" },
-  { name: 'GATEHOUSE_ROUTER_FLAVOR', default: 'traditional_compatible', meaning: "Kong's `router_flavor`: `traditional_compatible` (`traditional` routes the same way) or `expressions`, where routes may carry an `expression` in Kong's ATC language and a `priority` instead of the matching fields (control plane: admin and declarative validation)" },
-  { name: 'GATEHOUSE_ACCESS_LOG', default: 'stdout', meaning: 'proxy access log, one JSON line per request: `stdout`, `off`, or a file path (reopened on SIGUSR1)' },
-];
-
-/** `host:port`, optionally followed by Kong's listener flags (`0.0.0.0:8000 reuseport backlog=16384`). */
-export function parseListen(value: string, name: string): Listen {
-  const { host, port, flags } = parseListenEntry(value, name);
-  return value.trim().includes(' ') ? { host, port, flags } : { host, port };
-}
-
-function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
-  if (value === undefined || value === '') return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
-  return value as T;
-}
-
-/** GATEHOUSE_ROUTER_FLAVOR (Kong's `router_flavor`); default `traditional_compatible`. */
-export function routerFlavorOf(env: NodeJS.ProcessEnv): RouterFlavor {
-  return oneOf(env.GATEHOUSE_ROUTER_FLAVOR, ROUTER_FLAVORS, 'traditional_compatible', 'GATEHOUSE_ROUTER_FLAVOR');
-}
-
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** A duration in nginx's syntax (`500ms`, `60s`, `2m`, `1h`; a plain number is seconds), in ms; more than zero. */
-export function parseDuration(value: string, name: string): number {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(value.trim());
-  const ms = m ? Number(m[1]) * DURATION_UNITS[m[2] ?? 's']! : NaN;
-  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > 2_147_483_647) throw new Error(`${name} must be a duration such as 60s, 500ms or 2m, got '${value}'`);
-  return ms;
-}
-
-/** GATEHOUSE_WORKERS: a whole number from 1 to 256; unset or empty → one per usable core (a container's CPU quota counts). */
-export function parseWorkers(value: string | undefined, cores: () => number = usableCores): number {
-  if (value === undefined || value.trim() === '') return cores();
-  const n = Number(value.trim());
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new Error(`GATEHOUSE_WORKERS must be a whole number from 1 to 256, got '${value}'`);
-  return n;
-}
-
-/** One stream listener (Kong's `stream_listen` entry): its address, TLS termination, UDP and the PROXY protocol. */
-export interface StreamListen {
-  host: string;
-  port: number;
-  ssl: boolean;
-  udp: boolean;
-  proxyProtocol: boolean;
-}
-
-/** GATEHOUSE_STREAM_LISTEN in Kong's syntax; unset, empty or `off` is none. */
-function streamListenOf(value: string | undefined): StreamListen[] {
-  if (value === undefined || value.trim() === '') return [];
-  return (parseListenList(value, 'GATEHOUSE_STREAM_LISTEN') ?? []).map(({ host, port, flags }) => {
-    if (flags.udp && flags.proxyProtocol) throw new Error(`GATEHOUSE_STREAM_LISTEN: proxy_protocol is for TCP listeners, not with udp (${host}:${port})`);
-    return { host, port, ssl: flags.ssl, udp: flags.udp, proxyProtocol: flags.proxyProtocol };
-  });
-}
-
-/** GATEHOUSE_PROXY_LISTEN in Kong's syntax: its first entry (with its flags), and whether it carries `http2`. */
-function proxyListenOf(value: string): { proxyListen: Listen; proxyHttp2: boolean } {
-  const proxyListen = parseListen(value, 'GATEHOUSE_PROXY_LISTEN');
-  return { proxyListen, proxyHttp2: proxyListen.flags?.http2 === true };
-}
-
-/** GATEHOUSE_CLUSTER_DP_LABELS (Kong's cluster_dp_labels): `name:value` pairs, comma-separated, Kong's character rules. */
-export function parseDataPlaneLabels(value: string | undefined): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const pair of (value ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
-    const at = pair.indexOf(':');
-    const name = pair.slice(0, at);
-    const text = pair.slice(at + 1);
-    const valid = /^[a-zA-Z0-9]([a-zA-Z0-9._:-]{0,61}[a-zA-Z0-9])?$/;
-    if (at <= 0 || !valid.test(name) || !valid.test(text) || name.startsWith('kong')) throw new Error(`GATEHOUSE_CLUSTER_DP_LABELS: invalid label '${pair}' (name:value, letters, digits, '.', '-', '_', ':', names not starting with 'kong')`);
-    labels[name] = text;
-  }
-  return labels;
-}
-
-/**
- * GATEHOUSE_REAL_IP_HEADER: a header name, or `proxy_protocol` (the client the PROXY header names), which needs a
- * proxy listener with the `proxy_protocol` flag, as Kong requires.
- */
-export function parseRealIpHeader(value: string | undefined, proxyListens: readonly (Listen | null)[] | null = []): string | null {
-  if (value === undefined || value.trim() === '') return null;
-  const name = value.trim();
-  if (name === 'proxy_protocol') {
-    // a control plane opens no proxy listener: nothing to check
-    if (proxyListens !== null && !proxyListens.some((l) => l?.flags?.proxyProtocol === true)) throw new Error('GATEHOUSE_REAL_IP_HEADER=proxy_protocol needs the proxy_protocol flag on GATEHOUSE_PROXY_LISTEN or GATEHOUSE_PROXY_TLS_LISTEN');
-    return name;
-  }
-  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new Error(`GATEHOUSE_REAL_IP_HEADER must be a header name, got '${value}'`);
-  return name;
-}
-
+/** The settings of a node in `role`, read from the environment. */
 export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
   const blank = (v: string | undefined) => (v === undefined || v === '' ? null : v);
   const status = env.GATEHOUSE_STATUS_LISTEN ?? (role === 'data_plane' ? '0.0.0.0:8100' : 'off');
@@ -289,15 +171,6 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     workers: parseWorkers(env.GATEHOUSE_WORKERS),
     tracing: readTracing(env),
   };
-}
-
-/** GATEHOUSE_TRACING_INSTRUMENTATIONS and GATEHOUSE_TRACING_SAMPLING_RATE, refused with Kong's messages. */
-export function readTracing(env: NodeJS.ProcessEnv): TracingSettings {
-  const instrumentations = parseTracingInstrumentations(env.GATEHOUSE_TRACING_INSTRUMENTATIONS ?? 'off');
-  const raw = env.GATEHOUSE_TRACING_SAMPLING_RATE;
-  const samplingRate = raw === undefined || raw.trim() === '' ? 0.01 : Number(raw);
-  if (!Number.isFinite(samplingRate) || samplingRate < 0 || samplingRate > 1) throw new Error('tracing_sampling_rate must be between 0 and 1');
-  return { instrumentations, samplingRate };
 }
 
 /** GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG, checked against each other and DATABASE_URL */

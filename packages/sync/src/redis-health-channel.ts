@@ -2,7 +2,7 @@ import { keyPrefixFor, openRedis, type RedisClient } from './redis-connection';
 import type { BusSubscription } from './bus';
 import { parseManualHealthCommand, type DataPlaneHealthReport, type HealthChannel, type ManualHealthCommand } from './health-channel';
 import { silentLogger, type SyncLogger } from './logger';
-import { DEFAULT_REDIS_PREFIX } from './redis-bus';
+import { DEFAULT_REDIS_PREFIX } from './redis-bus-keys';
 
 export interface RedisHealthChannelOptions {
   url: string;

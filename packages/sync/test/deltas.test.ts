@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigState, type ConfigRow, type SectionChanges, type SignedDelta, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import { deleteRedisPrefix, requireRedis, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
-import { DataPlaneSync, MemoryBus, RedisBus, signDelta, signSnapshot, type ConfigBus } from '../src';
+import { DataPlaneSync, MemoryBus, RedisBus, signDelta, signSnapshot, type ConfigBus, type DataPlaneSyncOptions } from '../src';
 import { InstrumentedBus } from './support/instrumented-bus';
 import { makeSnapshot, MemoryLogger, waitFor } from './support/snapshots';
 
@@ -82,22 +82,16 @@ describe.each(topologies)('deltas over %s', (_name, make) => {
   const running: DataPlaneSync[] = [];
   let dir: string;
 
+  /** A data plane's sync that feeds `follower` from `bus`, without heartbeats or periodic refetches. */
+  function syncOf(follower: Follower, bus: ConfigBus, cacheFile: string | null, id: string, extra: Partial<DataPlaneSyncOptions> = {}): DataPlaneSync {
+    const { apply, applyDelta, currentVersion, currentHash } = follower;
+    return new DataPlaneSync({ bus, secret: SECRET, cacheFile, apply, applyDelta, currentVersion, currentHash, identity: { id }, logger: new MemoryLogger(), heartbeatIntervalMs: 0, refetchIntervalMs: 0, ...extra });
+  }
+
   async function start(follower: Follower, options: { cacheFile?: string | null; bus?: ConfigBus } = {}) {
     const bus = new InstrumentedBus(options.bus ?? topology.dpBus());
     const logger = new MemoryLogger();
-    const sync = new DataPlaneSync({
-      bus,
-      secret: SECRET,
-      cacheFile: options.cacheFile ?? null,
-      apply: follower.apply,
-      applyDelta: follower.applyDelta,
-      currentVersion: follower.currentVersion,
-      currentHash: follower.currentHash,
-      identity: { id: 'dp' },
-      logger,
-      heartbeatIntervalMs: 0,
-      refetchIntervalMs: 0,
-    });
+    const sync = syncOf(follower, bus, options.cacheFile ?? null, 'dp', { logger });
     running.push(sync);
     await sync.start();
     return { sync, bus, logger };
@@ -257,17 +251,7 @@ describe.each(topologies)('deltas over %s', (_name, make) => {
     await waitFor('the compacted cache', () => (JSON.parse(readFileSync(cacheFile, 'utf8')) as { version: number }).version === 2101, 15_000);
     await waitFor('the delta after it', () => readFileSync(`${cacheFile}.deltas`, 'utf8').trim().split('\n').length === 1);
     const restarted = new Follower();
-    const sync = new DataPlaneSync({
-      bus: new MemoryBus(),
-      secret: SECRET,
-      cacheFile,
-      apply: restarted.apply,
-      applyDelta: restarted.applyDelta,
-      currentVersion: restarted.currentVersion,
-      currentHash: restarted.currentHash,
-      identity: { id: 'dp3' },
-      logger: new MemoryLogger(),
-    });
+    const sync = syncOf(restarted, new MemoryBus(), cacheFile, 'dp3');
     await sync.restoreFromCache();
     expect(restarted.currentVersion()).toBe(2102);
     expect(restarted.deltas).toBe(1);
@@ -301,20 +285,7 @@ describe.each(topologies)('deltas over %s', (_name, make) => {
     const restarted = new Follower();
     const offline = new RedisBus({ url: 'redis://127.0.0.1:1', prefix: 'nowhere:', connectTimeoutMs: 200, maxReconnectDelayMs: 200 });
     try {
-      const sync = new DataPlaneSync({
-        bus: offline,
-        secret: SECRET,
-        cacheFile,
-        apply: restarted.apply,
-        applyDelta: restarted.applyDelta,
-        currentVersion: restarted.currentVersion,
-        currentHash: restarted.currentHash,
-        identity: { id: 'dp2' },
-        logger: new MemoryLogger(),
-        heartbeatIntervalMs: 0,
-        refetchIntervalMs: 0,
-        fetchRetryMs: 0,
-      });
+      const sync = syncOf(restarted, offline, cacheFile, 'dp2', { fetchRetryMs: 0 });
       await sync.restoreFromCache();
       expect(restarted.currentVersion()).toBe(3);
       expect(restarted.usernames()).toEqual(['a', 'b']);

@@ -1,4 +1,4 @@
-import type { Snapshot } from '@gatehouse/core';
+import type { SignedSnapshot, Snapshot } from '@gatehouse/core';
 import { SnapshotVerificationError, verifyDelta, verifySnapshot, type ConfigBus, type SnapshotKeys, type VerifyOptions } from '@gatehouse/sync';
 
 /**
@@ -48,4 +48,33 @@ export async function inspectHead(bus: ConfigBus, keys: SnapshotKeys): Promise<H
     }
   }
   return unverifiable('the head does not describe the stored snapshot or a kept delta');
+}
+
+/** every this many reconcile rounds with the head in order, the stored snapshot itself is compared too */
+const STORED_CHECK_EVERY = 5;
+
+/** How often the stored snapshot is compared: a large one (a megabyte and more) once a minute, a small one every fifth round. */
+export function storedSnapshotCheckEvery(stored: SignedSnapshot | null): number {
+  return (stored?.payload.length ?? 0) > 1_000_000 ? STORED_CHECK_EVERY * 12 : STORED_CHECK_EVERY;
+}
+
+/**
+ * Whether the stored snapshot is the one this publisher stored last (`ours`), or a genuine later one of the same
+ * epoch (another replica's): null when it is, else why not. A bus that cannot be reached gives null (next round).
+ */
+export async function storedSnapshotProblem(bus: ConfigBus, ours: SignedSnapshot, keys: SnapshotKeys): Promise<string | null> {
+  let stored: SignedSnapshot | null;
+  try {
+    stored = await bus.fetchLatest();
+  } catch (err) {
+    return err instanceof SnapshotVerificationError ? err.message : null;
+  }
+  if (!stored) return 'the snapshot is missing';
+  if (stored.payload === ours.payload && stored.signature === ours.signature && stored.version === ours.version) return null;
+  // another replica may have stored a later one of the same epoch: that is fine when it is genuine
+  try {
+    const snapshot = verifySnapshot(stored, keys, GENUINE_UNSEALED);
+    if ((snapshot.epoch ?? null) === (ours.epoch ?? null) && snapshot.version >= ours.version) return null;
+  } catch {}
+  return 'the stored snapshot is not the one its head announces';
 }

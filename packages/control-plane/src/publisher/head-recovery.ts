@@ -1,5 +1,5 @@
-import type { SignedSnapshot, Snapshot } from '@gatehouse/core';
-import type { ConfigBus, SnapshotKeys } from '@gatehouse/sync';
+import type { ConfigState, SignedSnapshot, Snapshot } from '@gatehouse/core';
+import { signSnapshot, type ConfigBus, type SnapshotKeys } from '@gatehouse/sync';
 import { readEpoch, rotateEpoch } from '../store/cluster-epoch';
 import type { ConfigStore } from '../store/config-store';
 import { inspectHead } from './head-inspection';
@@ -59,4 +59,48 @@ export async function overcomeHead(ctx: HeadRecoveryContext, snapshot: Snapshot,
     { version: head.version, epoch: head.epoch },
   );
   return 'again';
+}
+
+/**
+ * Publishes `signed` over the head the bus holds; false when the bus refuses it (void: a bus that does not say). A head that is not the one this
+ * publisher put there last is looked at first: a forged one is replaced (and reported) even where the bus would have
+ * let it be overwritten silently. Rejects when the bus is unreachable.
+ */
+export async function publishOverHead(ctx: Pick<HeadRecoveryContext, 'bus' | 'keys' | 'record'>, snapshot: Snapshot, signed: SignedSnapshot): Promise<boolean | void> {
+  const { bus, record } = ctx;
+  const head = await bus.latestAnnouncement();
+  const verdict = head && !record.isLastPublished(head) ? await inspectHead(bus, ctx.keys) : null;
+  if (verdict?.kind === 'unverifiable') {
+    record.event('forged_head', `the bus held a head that does not verify (${verdict.reason}); replaced with a signed snapshot`, verdict.head);
+    return bus.publish(signed, { replace: true });
+  }
+  if (verdict?.kind === 'genuine') record.noteReplacedHead(verdict.head, snapshot);
+  // the bus stores a snapshot of the same version over the head; data planes would ignore it if the head has the same
+  // version with other content (a restored database that was written to since): handled as refused
+  const sameVersionOtherContent = head !== null && head.version === snapshot.version && (head.epoch ?? null) === (snapshot.epoch ?? null) && head.hash !== snapshot.hash;
+  return sameVersionOtherContent ? false : bus.publish(signed);
+}
+
+/**
+ * Replaces a stored snapshot that is not the one published (`why`): with `ours` (the snapshot this publisher stored
+ * last), or, when the head has moved on by deltas since, with a full snapshot of `state`, returned once stored.
+ */
+export async function replaceStoredSnapshot(
+  ctx: Pick<HeadRecoveryContext, 'bus' | 'keys' | 'record'>,
+  why: string,
+  ours: SignedSnapshot,
+  state: ConfigState | null,
+): Promise<SignedSnapshot | null> {
+  const { bus, record } = ctx;
+  if (state && state.version !== ours.version) {
+    record.event('forged_head', `${why}; replaced with a signed snapshot of version ${state.version}`, { version: state.version, epoch: state.epoch });
+    const signed = signSnapshot(state.toSnapshot(), ctx.keys);
+    return bus.publish(signed, { replace: true }).then(
+      () => signed,
+      () => null,
+    );
+  }
+  record.event('forged_head', `${why}; replaced with the signed snapshot of version ${ours.version}`, { version: ours.version, epoch: ours.epoch ?? null });
+  await bus.publish(ours, { replace: true }).catch(() => {});
+  return null;
 }

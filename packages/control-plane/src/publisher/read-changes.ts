@@ -5,7 +5,8 @@ import { loadKeysForSnapshot } from '../keys/snapshot-keys';
 import { sql } from 'kysely';
 import type { ConfigStore } from '../store/config-store';
 import { loadTlsForSnapshot } from '../tls/snapshot-tls';
-import { CHANGES_KEPT_VERSIONS, readChanges, readRows } from './change-capture';
+import { CHANGES_KEPT_VERSIONS, ensureChangeCapture, readChanges, readRows } from './change-capture';
+import type { PublisherLogger } from './publication-record';
 
 /** Tables whose rows are snapshot rows as stored, and their section. */
 export function rowTables(plugins: readonly PluginDefinition[]): Map<string, SectionKey> {
@@ -37,6 +38,22 @@ export type ChangeRead =
   | { kind: 'changes'; version: number; epoch: string | null; changes: Record<SectionKey, SectionChanges> }
   /** too many changes, or the epoch moved: publish a full snapshot */
   | { kind: 'full' };
+
+/**
+ * Installs change capture on every table whose changes `readChangesSince` reads, and has the store bump the version
+ * at commit. False (after a warning) when it cannot be installed: every write then publishes a full snapshot.
+ */
+export async function installChangeCapture(store: ConfigStore, opts: Omit<ReadChangesOptions, 'limit'>, log: PublisherLogger): Promise<boolean> {
+  const tables = [...rowTables(opts.plugins).keys(), ...(opts.keyring ? KEY_TABLES : []), ...(opts.keyring && opts.tls ? TLS_TABLES : [])];
+  try {
+    await ensureChangeCapture(store.db, tables);
+    store.bumpOnCommit();
+    return true;
+  } catch (err) {
+    log.warn('change capture unavailable: every write publishes a full snapshot', { error: err instanceof Error ? err.message : String(err) });
+    return false;
+  }
+}
 
 /**
  * What changed since `state.version`, read in one repeatable-read transaction with the version it leads to: the

@@ -101,8 +101,54 @@ function follow(
     else if (change.key === 'services') affectedServices.add(change.id);
   }
 
-  // plugin names without configurations left go; new names get their index
   const indexes = current.indexes as Map<string, unknown>;
+  if (followIndexes(inc, indexes, changes, changedGroups, touched)) allRoutes = true;
+
+  let upstreams = current.upstreams;
+  let tls = current.tls;
+  if (touched.has('upstreams') || touched.has('targets') || touched.has('services')) {
+    upstreams = compileUpstreams({ upstreams: state.list('upstreams'), targets: state.list('targets'), services: state.list('services') });
+    allRoutes = true;
+  }
+  if (touched.has('services')) {
+    const services = state.list('services');
+    const material = { certificates: state.list('certificates'), snis: state.list('snis'), ca_certificates: state.list('ca_certificates') };
+    tls = compileTls(material, services, inc.vaults);
+    allRoutes = true;
+  }
+
+  let routes = current.routes;
+  let router = current.router;
+  if (allRoutes || affectedRoutes.size > 0 || affectedServices.size > 0) {
+    const reached = (route: CompiledRoute['route']) =>
+      allRoutes || affectedRoutes.has(route.id) || (route.service !== null && route.service !== undefined && affectedServices.has(route.service.id));
+    routes = recompileRoutes(current, inc, indexes, reached, upstreams, tls);
+    router = buildRouter(routes);
+  }
+
+  const warnings =
+    changedPluginIds.size > 0 ? [...current.warnings.filter((w) => !changedPluginIds.has(w.plugin_id)), ...newWarnings] : current.warnings;
+  return {
+    ...current,
+    version: delta.version,
+    hash: delta.hash,
+    createdAt: delta.created_at,
+    router,
+    routes,
+    warnings,
+    upstreams,
+    tls,
+  };
+}
+
+/**
+ * Indexes follow the rows: plugin names without configurations left lose theirs, new names get one, and the others
+ * are updated in place where the plugin can (else built again). True when chains must be resolved again for every
+ * route (their steps hold the index objects).
+ */
+function followIndexes(inc: IncrementalParts, indexes: Map<string, unknown>, changes: AppliedChange[], changedGroups: Set<string>, touched: Set<string>): boolean {
+  const state = inc.state;
+  let allRoutes = false;
   let view: ReturnType<typeof state.toConfig> | null = null;
   const config = () => (view ??= state.toConfig());
   const rows = (section: string, id: string) => state.get(section, id);
@@ -129,54 +175,33 @@ function follow(
     indexes.set(name, buildIndex(def, config()));
     allRoutes = true; // chain steps hold the index object
   }
+  return allRoutes;
+}
 
-  let upstreams = current.upstreams;
-  let tls = current.tls;
-  if (touched.has('upstreams') || touched.has('targets') || touched.has('services')) {
-    upstreams = compileUpstreams({ upstreams: state.list('upstreams'), targets: state.list('targets'), services: state.list('services') });
-    allRoutes = true;
-  }
-  if (touched.has('services')) {
-    const services = state.list('services');
-    const material = { certificates: state.list('certificates'), snis: state.list('snis'), ca_certificates: state.list('ca_certificates') };
-    tls = compileTls(material as never, services, inc.vaults);
-    allRoutes = true;
-  }
-
-  let routes = current.routes;
-  let router = current.router;
-  if (allRoutes || affectedRoutes.size > 0 || affectedServices.size > 0) {
-    const services: ReadonlyMap<string, Service> = state.section('services');
-    const ordered = orderedGroups(inc.groups);
-    const byId = new Map(current.routes.map((r) => [r.route.id, r]));
-    const next: CompiledRoute[] = [];
-    for (const route of state.list('routes')) {
-      const reached = allRoutes || affectedRoutes.has(route.id) || (route.service !== null && route.service !== undefined && affectedServices.has(route.service.id));
-      const kept = reached ? undefined : byId.get(route.id);
-      if (kept) {
-        next.push(kept);
-        continue;
-      }
-      const compiled = compileRoute(route, services, ordered, indexes, upstreams, tls);
-      if (compiled) next.push(compiled);
+/** The routes in order: those `reached` compiled again, the others kept as they were. */
+function recompileRoutes(
+  current: CompiledConfig,
+  inc: IncrementalParts,
+  indexes: Map<string, unknown>,
+  reached: (route: CompiledRoute['route']) => boolean,
+  upstreams: CompiledConfig['upstreams'],
+  tls: CompiledConfig['tls'],
+): CompiledRoute[] {
+  const state = inc.state;
+  const services: ReadonlyMap<string, Service> = state.section('services');
+  const ordered = orderedGroups(inc.groups);
+  const byId = new Map(current.routes.map((r) => [r.route.id, r]));
+  const next: CompiledRoute[] = [];
+  for (const route of state.list('routes')) {
+    const kept = reached(route) ? undefined : byId.get(route.id);
+    if (kept) {
+      next.push(kept);
+      continue;
     }
-    routes = next;
-    router = buildRouter(routes);
+    const compiled = compileRoute(route, services, ordered, indexes, upstreams, tls);
+    if (compiled) next.push(compiled);
   }
-
-  const warnings =
-    changedPluginIds.size > 0 ? [...current.warnings.filter((w) => !changedPluginIds.has(w.plugin_id)), ...newWarnings] : current.warnings;
-  return {
-    ...current,
-    version: delta.version,
-    hash: delta.hash,
-    createdAt: delta.created_at,
-    router,
-    routes,
-    warnings,
-    upstreams,
-    tls,
-  };
+  return next;
 }
 
 /** A delta touching vaults or TLS material: the rows follow it, and the whole configuration is compiled from them. */

@@ -26,7 +26,7 @@ export const EMPTY_TLS: CompiledTls = { sni: SniStore.empty(), upstream: new Map
  * loaded (a reference this node cannot resolve, a pair that does not load) is left out and reported: its SNIs get
  * the default certificate, the rest of the snapshot still loads.
  */
-export function compileTls(config: SnapshotConfig, services: readonly Service[], vaults: VaultResolver): CompiledTls {
+export function compileTls(config: Pick<SnapshotConfig, 'certificates' | 'snis' | 'ca_certificates'>, services: readonly Service[], vaults: VaultResolver): CompiledTls {
   const problems: TlsCompileProblem[] = [];
   const report = (p: TlsCompileProblem) => problems.push(p);
   const certificates = config.certificates ?? [];
