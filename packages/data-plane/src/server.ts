@@ -44,6 +44,7 @@ import { acceptH2c } from './grpc/h2c';
 import { StreamProxy, type StreamListen } from './stream/stream-proxy';
 import type { StreamStats } from './stream/stream-counters';
 import type { PemPair } from './tls/default-certificate';
+import { frontLaneWanted, installFrontLane } from './front-lane/install';
 
 export interface DataPlaneLogger extends ChainLogger {
   warn?(message: string, detail?: Record<string, unknown>): void;
@@ -107,6 +108,8 @@ export interface DataPlaneServerOptions {
   metrics?: DataPlaneMetrics;
   /** tracing instrumentations and sampling rate (GATEHOUSE_TRACING_*); off when absent */
   tracing?: TracingSettings;
+  /** the plain listener's front lane for simple requests (on unless GATEHOUSE_FRONT_LANE=off); never with TLS or h2c */
+  frontLane?: boolean;
 }
 
 export interface ServerStats {
@@ -471,6 +474,7 @@ export async function createDataPlaneServer(options: DataPlaneServerOptions): Pr
   });
   // 431 for headers past Node's size limit, 408 for a client too slow to send them, 400 for anything else
   server.on('clientError', answerClientError);
+  if (!options.tls && h2cServer === null && frontLaneWanted(options.frontLane, forwarder.name)) installFrontLane(server, onRequest, timeouts);
 
   // pools of upstreams that left the configuration are closed once their requests finish
   const stopPruning = holder.onSwap((next) => {
