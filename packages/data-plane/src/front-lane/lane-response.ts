@@ -18,6 +18,12 @@ export interface LaneOutput {
 const CRLF = '\r\n';
 const LAST_CHUNK = '0\r\n\r\n';
 type HeaderValue = string | number | readonly string[];
+/** first chunks below this size wait for the end of the tick to share the head's write */
+const HOLD_LIMIT = 16 * 1024;
+
+function flushHeld(res: LaneResponse): void {
+  res.flushHeld();
+}
 
 /** `value` as header lines */
 const lines = (value: HeaderValue): readonly string[] => (Array.isArray(value) ? (value as readonly string[]) : [String(value)]);
@@ -39,6 +45,8 @@ export class LaneResponse extends EventEmitter {
   /** the head, once written, until body bytes take it along */
   private head: string | null = null;
   private chunked = false;
+  /** a first body chunk kept back until the end of the tick, to go out with the head and the end */
+  private held: Buffer | null = null;
   private keepAlive = false;
   /** HEAD, 204, 304: a head without a body */
   private bodyless: boolean;
@@ -102,15 +110,16 @@ export class LaneResponse extends EventEmitter {
     if (status === 204 || status === 304 || (status >= 100 && status < 200)) this.bodyless = true;
     let keepAlive = this.out.mayKeepAlive();
     if (facts.connection !== null && facts.connection.includes('close')) keepAlive = false;
+    let contentLength = -1;
     if (!this.bodyless && !facts.hasLength && !facts.hasEncoding) {
-      if (knownLength >= 0) list.push('Content-Length', String(knownLength));
+      if (knownLength >= 0) contentLength = knownLength;
       else if (this.req.httpVersionMinor === 1 && this.req.httpVersionMajor === 1) this.chunked = true;
       // an HTTP/1.0 client reads the body to the end of the connection
       else keepAlive = false;
     }
     this.keepAlive = keepAlive;
     this.headersSent = true;
-    this.head = serialiseHead(status, this.statusMessage, list, facts, { keepAlive, keepAliveSeconds: this.out.keepAliveSeconds, chunked: this.chunked });
+    this.head = serialiseHead(status, this.statusMessage, list, facts, { keepAlive, keepAliveSeconds: this.out.keepAliveSeconds, chunked: this.chunked, contentLength });
   }
 
   /** the head made from the headers set one by one, when the body starts without writeHead */
@@ -145,15 +154,35 @@ export class LaneResponse extends EventEmitter {
     if (this.writableEnded || this.destroyed) return false;
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
     if (!this.headersSent) this.implicitHead(-1);
+    if (this.head !== null && this.held === null && bytes.length > 0 && bytes.length < HOLD_LIMIT) {
+      // the first chunk waits with the head for the end of this tick: a small answer goes out in one write
+      this.held = bytes;
+      process.nextTick(flushHeld, this);
+      return true;
+    }
+    this.flushHeld();
     const framed = this.frame(bytes, false);
     return framed.length === 0 ? true : this.out.send(framed, false, this.keepAlive);
+  }
+
+  /** the held first chunk goes out (with the head) */
+  flushHeld(): void {
+    const held = this.held;
+    if (held === null || this.writableEnded) return;
+    this.held = null;
+    if (!this.destroyed) this.out.send(this.frame(held, false), false, this.keepAlive);
   }
 
   end(chunk?: Buffer | string | (() => void), encoding?: BufferEncoding | (() => void)): this {
     if (this.writableEnded || this.destroyed) return this;
     this.writableEnded = true;
-    const bytes = chunk === undefined || typeof chunk === 'function' ? Buffer.alloc(0) : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
+    let bytes = chunk === undefined || typeof chunk === 'function' ? Buffer.alloc(0) : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
     if (!this.headersSent) this.implicitHead(this.bodyless ? -1 : bytes.length);
+    const held = this.held;
+    if (held !== null) {
+      this.held = null;
+      bytes = bytes.length === 0 ? held : Buffer.concat([held, bytes]);
+    }
     this.out.send(this.frame(bytes, true), true, this.keepAlive, () => this.finished());
     return this;
   }

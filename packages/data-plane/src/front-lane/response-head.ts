@@ -5,10 +5,19 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** RFC 9110 token characters, as Node checks header names */
 const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 
+/** names already found valid: responses repeat the same few (bounded, so odd names cannot grow it without end) */
+const validNames = new Set<string>();
+const MAX_VALID_NAMES = 1024;
+
 /** Checks one response header as node:http's setHeader does; throws its error for a name or value it refuses. */
 export function checkHeader(name: string, value: string): void {
-  if (!TOKEN.test(name)) throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });
+  if (!validNames.has(name)) checkName(name);
   if (INVALID_VALUE.test(value)) throw Object.assign(new TypeError(`Invalid character in header content ["${name}"]`), { code: 'ERR_INVALID_CHAR' });
+}
+
+function checkName(name: string): void {
+  if (!TOKEN.test(name)) throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), { code: 'ERR_INVALID_HTTP_TOKEN' });
+  if (validNames.size < MAX_VALID_NAMES) validNames.add(name);
 }
 
 let dateText = '';
@@ -31,6 +40,8 @@ export interface HeadFraming {
   /** Keep-Alive's `timeout`, in seconds; 0: none */
   keepAliveSeconds: number;
   chunked: boolean;
+  /** the length node:http adds when the whole body came with end(); -1: none */
+  contentLength: number;
 }
 
 /** What a head already says about the connection and the body's length. */
@@ -77,6 +88,7 @@ export function serialiseHead(status: number, reason: string | undefined, list: 
       if (framing.keepAliveSeconds > 0) head += `Keep-Alive: timeout=${framing.keepAliveSeconds}\r\n`;
     } else head += 'Connection: close\r\n';
   }
-  if (framing.chunked) head += 'Transfer-Encoding: chunked\r\n';
+  if (framing.contentLength >= 0) head += `Content-Length: ${framing.contentLength}\r\n`;
+  else if (framing.chunked) head += 'Transfer-Encoding: chunked\r\n';
   return `${head}\r\n`;
 }
