@@ -239,4 +239,17 @@ describe('front lane', () => {
     expect((await used.read()).status).toBe(200);
     expect((await used.read()).status).toBe(408);
   });
+
+  it('closes its idle keep-alive connections when the data plane closes', async () => {
+    const service = makeService({ name: 'echo', url: echo.url });
+    const holder = new ConfigHolder(compile(makeSnapshot({ services: [service], routes: [makeRoute({ paths: ['/echo'], service: { id: service.id } })] })));
+    const own = await createDataPlaneServer({ holder, listen: { host: '127.0.0.1', port: 0 }, log: quietLog, frontLane: true });
+    const c = new RawClient(own.port);
+    clients.push(c);
+    c.write(get('/echo/x'));
+    expect((await c.read()).headers.connection).toBe('keep-alive');
+    await own.close(60_000);
+    await c.close();
+    expect(c.closed).toBe(true);
+  });
 });

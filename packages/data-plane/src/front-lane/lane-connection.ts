@@ -221,7 +221,12 @@ export class LaneConnection implements LaneOutput {
   send(bytes: Buffer | string, last: boolean, keepAlive: boolean, done?: () => void): boolean {
     const socket = this.socket;
     if (!socket.writable) {
-      if (last) done?.();
+      // the connection is going: the response ends cut short, and the next request never comes
+      if (last) {
+        const current = this.current;
+        this.current = null;
+        current?.closed(true);
+      }
       return false;
     }
     if (!last) return socket.write(bytes);
