@@ -8,6 +8,7 @@ import { answerClientError } from '../proxy/client-errors';
 import { LingeringClose } from '../proxy/lingering-close';
 import { acceptH2c, type H2cAcceptor } from '../grpc/h2c';
 import { createTlsListener } from '../tls/https-listener';
+import { frontLaneWanted, installFrontLane } from '../front-lane/install';
 import type { DataPlaneServerOptions, ServerStats } from './options';
 import type { ProxyPipeline } from './proxy-pipeline';
 
@@ -53,6 +54,7 @@ export function createPlainListener(options: DataPlaneServerOptions, pipeline: P
   server.on('connection', (socket: Socket) => countConnection(pipeline.stats, socket));
   // 431 for headers past Node's size limit, 408 for a client too slow to send them, 400 for anything else
   server.on('clientError', answerClientError);
+  if (!options.tls && h2c === null && frontLaneWanted(options.frontLane, pipeline.forwarder.name)) installFrontLane(server, onRequest, timeouts);
   return { server, h2c, lingering, timeouts };
 }
 

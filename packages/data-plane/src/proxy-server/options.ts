@@ -80,6 +80,8 @@ export interface DataPlaneServerOptions {
   metrics?: DataPlaneMetrics;
   /** tracing instrumentations and sampling rate (GATEHOUSE_TRACING_*); off when absent */
   tracing?: TracingSettings;
+  /** the plain listener's front lane for simple requests (on unless GATEHOUSE_FRONT_LANE=off); never with TLS or h2c */
+  frontLane?: boolean;
 }
 
 export interface ServerStats {

@@ -1,0 +1,261 @@
+import type { Socket } from 'node:net';
+import { answerClientError } from '../proxy/client-errors';
+import { HTTPParser, methods, type RequestParser } from './llhttp';
+import { LaneRequest } from './lane-request';
+import { LaneResponse, type LaneOutput } from './lane-response';
+
+/** What the lane's connections need from the listener that owns them. */
+export interface LaneHost {
+  /** route, plugins, forwarding: the data plane's request handler */
+  serve(req: LaneRequest, res: LaneResponse): void;
+  /** node:http takes the connection over from here, the bytes it has not read put back */
+  handOver(socket: Socket): void;
+  forget(connection: LaneConnection): void;
+  readonly keepAliveSeconds: number;
+  /** the listener is closing: no connection is kept alive after its response */
+  readonly closing: boolean;
+  /** node:http's limit on a request head (bytes) */
+  readonly maxHeaderSize: number;
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/** bytes a client may send ahead (pipelined) while a response is in flight before its socket is paused */
+const READ_AHEAD = 64 * 1024;
+
+/** The parsed head of one request, as the parser gave it. */
+interface Head {
+  major: number;
+  minor: number;
+  raw: string[];
+  method: string;
+  url: string;
+  upgrade: boolean;
+  keepAlive: boolean;
+  complete: boolean;
+}
+
+/** Whether the lane serves a request itself: HTTP/1.x without a body, an upgrade, an expectation or a missing Host. */
+function isSimple(head: Head): boolean {
+  if (head.upgrade || head.major !== 1 || head.minor > 1 || head.method === 'CONNECT') return false;
+  const raw = head.raw;
+  let host = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const length = name.length;
+    if (length === 4) {
+      if (name.toLowerCase() === 'host') host = true;
+    } else if (length === 14 && name.toLowerCase() === 'content-length') {
+      if (raw[i + 1]!.trim() !== '0') return false;
+    } else if ((length === 17 && name.toLowerCase() === 'transfer-encoding') || (length === 6 && name.toLowerCase() === 'expect')) return false;
+  }
+  // node:http refuses an HTTP/1.1 request without Host (400): it answers those itself
+  return host || head.minor === 0;
+}
+
+/**
+ * One client connection on the front lane. Requests are taken one at a time: the bytes of a head are gathered up to
+ * its blank line, parsed by llhttp, and a simple request is served; the next is read once its response has ended, so
+ * pipelined requests are answered in order. A request the lane does not serve (a body, an upgrade, a parse error, a
+ * head past the size limit) hands the connection to node:http at that request's first byte, with nothing in flight.
+ */
+export class LaneConnection implements LaneOutput {
+  /** when the current head's first byte came (or the connection opened); -1 when no head is awaited */
+  headStartedAt: number;
+  /** when the connection went idle after a response; -1 while busy */
+  idleSince = -1;
+  private buffered: Buffer | null = null;
+  private current: LaneResponse | null = null;
+  private head: Head | null = null;
+  private partialHeaders: string[] = [];
+  private partialUrl = '';
+  private requestKeepAlive = false;
+  private reading = false;
+  private gone = false;
+  private readonly parser: RequestParser;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly host: LaneHost,
+  ) {
+    this.headStartedAt = Date.now();
+    this.parser = new HTTPParser();
+    this.parser.initialize(HTTPParser.REQUEST, {}, host.maxHeaderSize, HTTPParser.kLenientNone);
+    this.parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
+      for (const item of headers) this.partialHeaders.push(item);
+      this.partialUrl += url;
+    };
+    this.parser[HTTPParser.kOnHeadersComplete] = (major: number, minor: number, headers: string[] | undefined, method: number, url: string | undefined, _s: unknown, _m: unknown, upgrade: boolean, keepAlive: boolean) => {
+      const raw = headers ?? this.partialHeaders;
+      this.head = { major, minor, raw, method: methods[method] ?? '', url: url ?? this.partialUrl, upgrade, keepAlive, complete: false };
+      this.partialHeaders = [];
+      this.partialUrl = '';
+      return 0;
+    };
+    this.parser[HTTPParser.kOnBody] = () => undefined;
+    this.parser[HTTPParser.kOnMessageComplete] = () => {
+      if (this.head !== null) this.head.complete = true;
+    };
+    socket.setNoDelay(true);
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('error', this.onError);
+    socket.on('close', this.onClose);
+    socket.on('drain', this.onDrain);
+  }
+
+  get keepAliveSeconds(): number {
+    return this.host.keepAliveSeconds;
+  }
+
+  get bytesWritten(): number {
+    return this.socket.bytesWritten;
+  }
+
+  get busy(): boolean {
+    return this.current !== null;
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.buffered = this.buffered === null ? chunk : Buffer.concat([this.buffered, chunk]);
+    if (this.current === null) this.next();
+    else if (this.buffered.length > READ_AHEAD) this.socket.pause();
+  };
+
+  private readonly onDrain = (): void => {
+    this.current?.emit('drain');
+  };
+
+  // the client closed its side: as node:http does, the connection ends (a head cut short is a bad request)
+  private readonly onEnd = (): void => {
+    if (this.current === null && this.buffered !== null) answerClientError(Object.assign(new Error('Parse Error'), { code: 'HPE_INVALID_EOF_STATE' }), this.socket);
+    else this.socket.end();
+  };
+
+  private readonly onError = (): void => {
+    this.socket.destroy();
+  };
+
+  private readonly onClose = (): void => {
+    this.gone = true;
+    this.host.forget(this);
+    this.parser.close();
+    const current = this.current;
+    this.current = null;
+    current?.closed(true);
+  };
+
+  /** Serves the requests waiting in the buffer, one at a time, until one is in flight or a head is incomplete. */
+  private next(): void {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      while (this.current === null && this.buffered !== null && !this.gone) {
+        if (!this.take(this.buffered)) return;
+      }
+      if (this.current === null && this.buffered === null) {
+        this.headStartedAt = -1;
+        this.idleSince = Date.now();
+      }
+      if (this.socket.isPaused() && (this.buffered?.length ?? 0) <= READ_AHEAD && !this.gone) this.socket.resume();
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  /** One request from the buffer; false when it has to wait (an incomplete head) or the connection was handed over. */
+  private take(bytes: Buffer): boolean {
+    const end = bytes.indexOf(HEAD_END);
+    if (end < 0) {
+      if (bytes.length > this.host.maxHeaderSize) return this.handOver(bytes);
+      if (this.headStartedAt < 0) this.headStartedAt = Date.now();
+      this.idleSince = -1;
+      return false;
+    }
+    const headLength = end + HEAD_END.length;
+    this.head = null;
+    const parsed = this.parser.execute(headLength === bytes.length ? bytes : bytes.subarray(0, headLength));
+    const head = this.head as Head | null;
+    if (typeof parsed !== 'number' || head === null || !head.complete || !isSimple(head)) return this.handOver(bytes);
+    this.buffered = headLength === bytes.length ? null : bytes.subarray(headLength);
+    this.headStartedAt = -1;
+    this.idleSince = -1;
+    this.requestKeepAlive = head.keepAlive;
+    const req = new LaneRequest(this.socket, head.method, head.url, head.raw, head.major, head.minor);
+    const res = new LaneResponse(req, this);
+    this.current = res;
+    this.host.serve(req, res);
+    return true;
+  }
+
+  /** node:http takes the connection over at the request starting `bytes`; this lane lets it go */
+  private handOver(bytes: Buffer): false {
+    this.buffered = null;
+    this.gone = true;
+    this.detach();
+    const socket = this.socket;
+    socket.pause();
+    socket.unshift(bytes);
+    // node:http reads the bytes put back through the socket's stream, not straight from its handle
+    const handle = (socket as Socket & { _handle?: { _consumed?: boolean } | null })._handle;
+    if (handle) handle._consumed = true;
+    this.host.handOver(socket);
+    socket.resume();
+    return false;
+  }
+
+  private detach(): void {
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('close', this.onClose);
+    socket.off('drain', this.onDrain);
+    socket.off('error', this.onError);
+    this.host.forget(this);
+    this.parser.close();
+  }
+
+  mayKeepAlive(): boolean {
+    return this.requestKeepAlive && !this.host.closing;
+  }
+
+  send(bytes: Buffer | string, last: boolean, keepAlive: boolean, done?: () => void): boolean {
+    const socket = this.socket;
+    if (!socket.writable) {
+      // the connection is going: the response ends cut short, and the next request never comes
+      if (last) {
+        const current = this.current;
+        this.current = null;
+        current?.closed(true);
+      }
+      return false;
+    }
+    if (!last) return socket.write(bytes);
+    const ok = bytes.length === 0 ? (socket.write('', done), true) : socket.write(bytes, done);
+    this.current = null;
+    if (!keepAlive) {
+      this.gone = true;
+      socket.destroySoon();
+      return ok;
+    }
+    this.next();
+    return ok;
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  /** Past its deadlines: 408 for a head too slow to come, a silent close for a keep-alive connection idle too long. */
+  check(now: number, headersTimeout: number, keepAliveTimeout: number): void {
+    if (this.current !== null || this.gone) return;
+    if (this.headStartedAt >= 0 && now - this.headStartedAt > headersTimeout) {
+      this.gone = true;
+      answerClientError(Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), this.socket);
+    } else if (this.idleSince >= 0 && this.buffered === null && now - this.idleSince > keepAliveTimeout) this.socket.destroy();
+  }
+
+  /** the listener closes: an idle connection goes now */
+  closeIdle(): void {
+    if (this.current === null) this.socket.destroy();
+  }
+}
