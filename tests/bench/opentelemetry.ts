@@ -4,7 +4,7 @@
 // export. The data planes run side by side and are loaded in alternating rounds (BENCH_ROUNDS);
 // besides requests per second, each one's CPU time per request is printed, the figure a busy shared machine moves
 // least. The collector (servers/otlp-sink.ts) shares the 2 cores with the data plane but is not the gateway: it counts
-// the spans of every export request from their protobuf framing and decodes one request in ten fully, checking those
+// the spans of every export request from their protobuf framing and decodes one request in 25 fully, checking those
 // spans; its counts and any problem it found are printed, so the export is shown to happen and to be valid OTLP.
 import { here, printTable, startScript, type Started } from './harness';
 import { interleaved, medianRoundRatio, micros } from './interleaved';

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeOtlpTraces } from '@gatehouse/testkit';
 
-const DECODE_EVERY = 10;
+const DECODE_EVERY = 25;
 let spans = 0;
 let requests = 0;
 let bytes = 0;
