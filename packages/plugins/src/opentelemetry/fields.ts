@@ -1,4 +1,4 @@
-import { anyValue, otlp, type AttributeValue, type Writer } from './proto';
+import { anyValue, fieldTag, otlp, type AttributeValue } from './proto';
 
 const TWO_16 = 0x10000;
 const TWO_32 = 0x100000000;
@@ -30,63 +30,60 @@ export function unixNanos(epochMs: number): LongBits {
   return { low: low | 0, high: (upperHigh + lowerHigh + carry) | 0, unsigned: true };
 }
 
-/**
- * Trace and span ids of one batch decoded from hex into one buffer. Consecutive spans of a request share their trace
- * id and mostly their parent (the request span): a repeat of the previous one is not decoded again.
- */
-export class HexIds {
-  private readonly buf: Buffer;
-  private used = 0;
-  private lastTrace = '';
-  private lastTraceBytes: Uint8Array | null = null;
-  private lastParent = '';
-  private lastParentBytes: Uint8Array | null = null;
+/** bytes of `value` as a protobuf varint (non-negative, below 2^32) */
+export function varintLength(value: number): number {
+  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
+}
 
-  constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(capacity);
+/** writes `value` as a protobuf varint (non-negative, below 2^32) at `at`; the offset after it */
+export function writeVarint(out: Buffer, at: number, value: number): number {
+  while (value >= 0x80) {
+    out[at++] = (value & 0x7f) | 0x80;
+    value >>>= 7;
   }
+  out[at++] = value;
+  return at;
+}
 
-  private decode(hex: string): Uint8Array {
-    const start = this.used;
-    this.used += this.buf.write(hex, start, hex.length >> 1, 'hex');
-    return this.buf.subarray(start, this.used);
-  }
+/** writes `bytes` as a length-delimited field `tag` at `at`; the offset after it */
+export function writeBytesField(out: Buffer, at: number, tag: number, bytes: Uint8Array): number {
+  at = writeVarint(out, writeVarint(out, at, tag), bytes.length);
+  out.set(bytes, at);
+  return at + bytes.length;
+}
 
-  trace(hex: string): Uint8Array {
-    if (hex !== this.lastTrace || this.lastTraceBytes === null) {
-      this.lastTrace = hex;
-      this.lastTraceBytes = this.decode(hex);
-    }
-    return this.lastTraceBytes;
-  }
-
-  span(hex: string): Uint8Array {
-    return this.decode(hex);
-  }
-
-  parent(hex: string): Uint8Array {
-    if (hex !== this.lastParent || this.lastParentBytes === null) {
-      this.lastParent = hex;
-      this.lastParentBytes = this.decode(hex);
-    }
-    return this.lastParentBytes;
-  }
+/** the size of `bytes` as a length-delimited field `tag` */
+export function bytesFieldLength(tag: number, bytes: number): number {
+  return varintLength(tag) + varintLength(bytes) + bytes;
 }
 
 /** distinct values kept per attribute key (and span names kept) before new ones are encoded each time instead */
 const MAX_VALUES_PER_KEY = 256;
 const MAX_TEXTS = 1024;
+// the keys the generated classes write for a string attribute (see `fieldTag`)
+const KEY = fieldTag(otlp.KeyValue, { key: '' });
+const VALUE = fieldTag(otlp.KeyValue, { value: {} });
+const STRING_VALUE = fieldTag(otlp.AnyValue, { stringValue: '' });
+
+/** A string attribute's `KeyValue` message, laid out as the generated class writes it. */
+function stringKeyValue(key: Uint8Array, value: string): Uint8Array {
+  const length = Buffer.byteLength(value);
+  const anyValue = bytesFieldLength(STRING_VALUE, length);
+  const out = Buffer.allocUnsafe(bytesFieldLength(KEY, key.length) + bytesFieldLength(VALUE, anyValue));
+  let at = writeBytesField(out, 0, KEY, key);
+  at = writeVarint(out, writeVarint(out, writeVarint(out, writeVarint(out, at, VALUE), anyValue), STRING_VALUE), length);
+  out.write(value, at, length, 'utf8');
+  return out;
+}
 
 /**
- * Writes attributes as repeated `KeyValue` fields (`tag`): each distinct key and value is encoded once by the
- * generated `KeyValue` class and its bytes written again afterwards. Values unique to a request (request ids, URLs)
- * stop being kept once a key has many; they are encoded each time.
+ * The encoded `KeyValue` message of each attribute and the UTF-8 bytes of span names: each distinct key and value is
+ * encoded once (by the generated `KeyValue` class) and its bytes reused. Values unique to a request (request ids,
+ * URLs) stop being kept once a key has many; a string one is then laid out directly, another by the class.
  */
-export class AttributeWriter {
+export class AttributeBytes {
   private readonly encoded = new Map<string, Map<AttributeValue, Uint8Array>>();
   private readonly texts = new Map<string, Uint8Array>();
-
-  constructor(private readonly tag: number) {}
 
   /** the UTF-8 bytes of a (span or log) name, kept while there are few */
   text(value: string): Uint8Array {
@@ -98,21 +95,15 @@ export class AttributeWriter {
     return bytes;
   }
 
-  write(w: Writer, attributes: Readonly<Record<string, AttributeValue>>): void {
-    for (const key in attributes) {
-      const value = attributes[key]!;
-      let values = this.encoded.get(key);
-      if (values === undefined) this.encoded.set(key, (values = new Map()));
-      let bytes = values.get(value);
-      if (bytes === undefined) {
-        if (values.size >= MAX_VALUES_PER_KEY) {
-          otlp.KeyValue.encode({ key, value: anyValue(key, value) }, w.uint32(this.tag).fork()).ldelim();
-          continue;
-        }
-        bytes = otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
-        values.set(value, bytes);
-      }
-      w.uint32(this.tag).bytes(bytes);
-    }
+  /** the attribute's encoded `KeyValue` message */
+  keyValue(key: string, value: AttributeValue): Uint8Array {
+    let values = this.encoded.get(key);
+    if (values === undefined) this.encoded.set(key, (values = new Map()));
+    let bytes = values.get(value);
+    if (bytes !== undefined) return bytes;
+    if (values.size >= MAX_VALUES_PER_KEY) return typeof value === 'string' ? stringKeyValue(this.text(key), value) : otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
+    bytes = otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
+    values.set(value, bytes);
+    return bytes;
   }
 }

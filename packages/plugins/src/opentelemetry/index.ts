@@ -4,7 +4,7 @@ import { TracingHttpSender } from '../shared/tracing/http-sender';
 import { sampledByTraceId } from '../shared/tracing/sampler';
 import { queueConfigOf } from '../shared/queue-schema';
 import { SpanExport } from '../shared/tracing/span-queue';
-import { TraceEncoder, type ExportSpan } from './otlp';
+import { SpanEncoder, TraceEncoder } from './otlp';
 import { closeLogExporters, exportRequestLogs } from './logs';
 import { resourceBytes } from './proto';
 import { OPENTELEMETRY_VERSION, resourceAttributes } from './resource';
@@ -17,13 +17,24 @@ function tracesEndpoint(config: OpenTelemetryConfig): string | null {
   return config.traces_endpoint ?? config.endpoint;
 }
 
-/** Spans are batched per configuration (Kong's `queue`, 200 spans a batch by default) into one OTLP request. */
-const exporter = new SpanExport<OpenTelemetryConfig, ExportSpan>('opentelemetry', ':traces', (config) => JSON.stringify([tracesEndpoint(config), config.headers, config.resource_attributes, config.connect_timeout, config.send_timeout, config.read_timeout]), (config, runtime) => {
-  const headers = { 'content-type': 'application/x-protobuf', ...(config.headers ?? {}) };
-  const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
-  const encoder = new TraceEncoder(resourceBytes(resourceAttributes(config, runtime)));
-  return { send: (batch) => sender.send(encoder.encode(batch)), close: () => sender.close() };
-});
+/**
+ * Spans are batched per configuration (Kong's `queue`, 200 spans a batch by default) into one OTLP request. As Kong
+ * queues each span transformed for export, the queue holds each span already encoded (its bytes, which are also its
+ * size for `max_bytes`): a request's objects are not kept while they wait, and a batch is their concatenation.
+ */
+const exporter = new SpanExport<OpenTelemetryConfig, Uint8Array>(
+  'opentelemetry',
+  ':traces',
+  (config) => JSON.stringify([tracesEndpoint(config), config.headers, config.resource_attributes, config.connect_timeout, config.send_timeout, config.read_timeout]),
+  (config, runtime) => {
+    const headers = { 'content-type': 'application/x-protobuf', ...(config.headers ?? {}) };
+    const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
+    const encoder = new TraceEncoder(resourceBytes(resourceAttributes(config, runtime)));
+    return { send: (batch) => sender.send(encoder.encode(batch)), close: () => sender.close() };
+  },
+  (span) => span.length,
+);
+const spanEncoder = new SpanEncoder();
 
 function undecidedTrace(globalRate: number | undefined, config: OpenTelemetryConfig, traceId: string): TraceDecision {
   return { traceId, sampled: sampledByTraceId(traceId, config.sampling_rate ?? globalRate ?? 0.01) };
@@ -48,9 +59,7 @@ function exportSpans(ctx: PluginContext, config: OpenTelemetryConfig, summary: E
   root.attributes['http.status_code'] = summary.status;
   root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
   spans.finishOpen(nowMs());
-  const traceId = decision.traceId;
-  const entries = spans.spans.map((span): ExportSpan => ({ traceId, span }));
-  exporter.add(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), entries);
+  exporter.add(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), spanEncoder.encode(decision.traceId, spans.spans));
   return decision;
 }
 

@@ -1,7 +1,13 @@
 import { RequestSpans, SpanKind, parseTracingInstrumentations, type RecordedSpan } from '../shared/tracing/request-spans';
 import { unixNanos } from './fields';
-import { TraceEncoder, type ExportSpan } from './otlp';
+import { SpanEncoder, TraceEncoder } from './otlp';
 import { anyValue, otlp, resourceBytes } from './proto';
+
+/** a span with its request's trace id */
+interface ExportSpan {
+  traceId: string;
+  span: RecordedSpan;
+}
 
 /** what the generated class makes of the same spans given as plain objects: the reference the encoder must match */
 function reference(batch: ExportSpan[], resource: Record<string, string>): Uint8Array {
@@ -43,12 +49,29 @@ function requestSpans(i: number): ExportSpan[] {
 describe('OTLP trace encoding', () => {
   it('writes the bytes the generated ExportTraceServiceRequest class writes for the same spans, batch after batch', () => {
     const attributes = { 'service.name': 'edge', 'service.version': '3.9.0', 'deployment.environment': 'test' };
+    const spanEncoder = new SpanEncoder();
     const encoder = new TraceEncoder(resourceBytes(attributes));
     // enough requests for the attribute cache to fill up for the per-request values
     for (let round = 0; round < 3; round++) {
-      const batch = Array.from({ length: 120 }, (_, i) => requestSpans(round * 120 + i)).flat();
-      expect(Buffer.from(encoder.encode(batch)).equals(Buffer.from(reference(batch, attributes)))).toBe(true);
+      const requests = Array.from({ length: 120 }, (_, i) => requestSpans(round * 120 + i));
+      // as the plugin does: each request's spans encoded when it ends, a batch framed from the queued chunks
+      const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+      expect(chunks).toHaveLength(requests.flat().length);
+      expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), attributes)))).toBe(true);
     }
+  });
+
+  it('encodes non-ASCII names and attribute values, and values past the attribute cache, as the generated class does', () => {
+    const spanEncoder = new SpanEncoder();
+    const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
+    const requests = Array.from({ length: 300 }, (_, i) => {
+      const spans = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000 + i, { 'http.url': `http://exämple.dev/ünï/${i}`, 'kong.request.id': 'x'.repeat(i), port: i, flag: i % 2 === 1 });
+      spans.endWhen(spans.start(`stage ✓ ${i}`));
+      spans.finishOpen(spans.root.startMs + 2);
+      return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
+    });
+    const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
   });
 
   it('turns epoch milliseconds into exact 64-bit nanoseconds', () => {

@@ -22,6 +22,8 @@ export class SpanExport<Config extends { queue: QueueConfig }, T> {
     private readonly suffix: string,
     private readonly sinkKey: (config: Config) => string,
     private readonly sinkFor: (config: Config, runtime: PluginRuntime) => BatchSink<T>,
+    /** an entry's size for `max_bytes` (default: the queue's, the length of its JSON text) */
+    private readonly sizeOf?: (entry: T) => number,
   ) {}
 
   /**
@@ -32,7 +34,7 @@ export class SpanExport<Config extends { queue: QueueConfig }, T> {
     let spec = this.specs.get(config);
     if (spec === undefined) {
       const id = pluginId ?? this.plugin;
-      spec = { name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: queue, handler: this.handlerFor(config, runtime) };
+      spec = { name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: queue, handler: this.handlerFor(config, runtime), sizeOf: this.sizeOf };
       this.specs.set(config, spec);
     }
     queuesFor(runtime).enqueueAll(spec, entries);
