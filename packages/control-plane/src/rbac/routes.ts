@@ -7,8 +7,6 @@ import type { Request, Response } from 'express';
 import { Errors, schemaViolation } from '@gatehouse/core';
 import { writeInput, type AdminContext } from '../http/context';
 import type { Handlers } from '../http/resources';
-import { EntityService } from '../service/entity-service';
-import { ConfigStore } from '../store/config-store';
 import { DEFAULT_WORKSPACE, WILDCARD } from './decide';
 import { adminKind, roleKind, userKind, workspaceKind } from './kinds';
 import { scopeOf, scopeOfLocals } from './request-scope';
@@ -41,9 +39,9 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   const isAdminRoot = (segment: string) => (roots ??= adminRoots(ctx)).has(segment);
   svc.setAdminRoots(isAdminRoot);
 
-  // RBAC's families are served by their own entity service over their own store: they are no part of the
-  // configuration (no config version, no snapshot, no declarative document)
-  const entities = new EntityService(new ConfigStore(ctx.store.database, { versioned: false }));
+  // RBAC's families go through the admin API's one EntityService; they are no part of the configuration (their
+  // kinds say so: no config version, no snapshot, no declarative document)
+  const { entities } = ctx;
   const deps = { users: svc.users, roles: svc.roles, isAdminRoot, configTables: () => svc.configTables() };
   const workspaces = entities.register(workspaceKind(deps));
   const users = entities.register(userKind(deps));
@@ -53,10 +51,7 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   const permissions = new RolePermissions(svc);
 
   // what a create records in its transaction: the entity's workspace and its creator's ownership
-  const record = (service: EntityService) =>
-    service.onCreated((trx, kind, entity, input) => svc.recordCreation(trx, kind.def.name, entity.id, scopeOfLocals(input.locals)));
-  record(ctx.entities);
-  record(entities);
+  entities.onCreated((trx, kind, entity, input) => svc.recordCreation(trx, kind.def.name, entity.id, scopeOfLocals(input.locals)));
 
   const inRequestWorkspace = (res: Response) => ({ field: 'workspace', id: scopeOf(res).workspace.id });
   // workspaces are served without a prefix, or under /default; Kong answers 404 under any other workspace
@@ -79,7 +74,7 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
       res.status(created ? 201 : 200).json(entity);
     },
   });
-  const served = { entities, nested: false, catalogued: true };
+  const served = { nested: false, catalogued: true };
   ctx.mountEntity(users, { ...served, refParam: 'user' });
   ctx.mountEntity(roles, { ...served, refParam: 'role', scope: inRequestWorkspace, putCreatedIs201: true });
   ctx.mountEntity(workspaces, { ...served, refParam: 'workspace', guard: inDefault, listed: listedWorkspace, putCreatedIs201: true });
@@ -89,7 +84,8 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   for (const [holder, path] of [['user', '/rbac/users/:user/roles'], ['admin', '/admins/:admin/roles']] as const) {
     add(path, {
       get: async (req, res) => {
-        res.json(holder === 'user' ? await permissions.getUserRoles(param(req, holder)) : await permissions.getAdminRoles(param(req, holder)));
+        const ref = param(req, holder);
+        res.json(holder === 'user' ? await permissions.getUserRoles(scopeOf(res), ref) : await permissions.getAdminRoles(scopeOf(res), ref));
       },
       post: async (req, res) => {
         res.status(201).json(await permissions.addRoles(scopeOf(res), holder, param(req, holder), body(req)));
@@ -102,7 +98,7 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   }
   add('/rbac/users/:user/permissions', {
     get: async (req, res) => {
-      res.json(await permissions.getUserPermissions(param(req, 'user')));
+      res.json(await permissions.getUserPermissions(scopeOf(res), param(req, 'user')));
     },
   });
   add('/rbac/roles/:role/permissions', {
