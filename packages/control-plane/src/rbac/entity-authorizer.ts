@@ -3,7 +3,8 @@ import { Errors } from '@gatehouse/core';
 import type { EntityAccess, EntityAction } from '../service/entity-access';
 import type { EntityKind } from '../service/entity-kind';
 import type { Executor, StoredEntity } from '../store/entity-repository';
-import { decideEntity, entityGrants, type RbacAction } from './decide';
+import { decideEntity, type RbacAction } from './decide';
+import { entityGrants } from './entity-grants';
 import type { Caller } from './service';
 import { entityWorkspaces } from './store';
 

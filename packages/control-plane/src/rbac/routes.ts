@@ -34,11 +34,22 @@ function adminRoots(ctx: AdminContext): Set<string> {
 
 /** Adds the RBAC, workspace and admin endpoints to the admin API (other methods on these paths answer 405). */
 export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
-  const add = (path: string, handlers: Handlers) => ctx.resources.add(path, handlers);
   let roots: Set<string> | null = null;
   const isAdminRoot = (segment: string) => (roots ??= adminRoots(ctx)).has(segment);
   svc.setAdminRoots(isAdminRoot);
 
+  mountFamilies(ctx, svc, isAdminRoot);
+  const permissions = new RolePermissions(svc);
+  const add = (path: string, handlers: Handlers) => ctx.resources.add(path, handlers);
+  mountRoleGrants(add, permissions);
+  mountPermissionRoutes(add, permissions);
+}
+
+type Add = (path: string, handlers: Handlers) => void;
+
+/** Users, roles, workspaces and admins: entity families on the admin API's EntityService, with the generic routes. */
+function mountFamilies(ctx: AdminContext, svc: RbacService, isAdminRoot: (segment: string) => boolean): void {
+  const add: Add = (path, handlers) => ctx.resources.add(path, handlers);
   // RBAC's families go through the admin API's one EntityService; they are no part of the configuration (their
   // kinds say so: no config version, no snapshot, no declarative document)
   const { entities } = ctx;
@@ -48,7 +59,6 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   const roles = entities.register(roleKind());
   const admins = entities.register(adminKind(deps));
   svc.mount({ entities, users, roles, admins, workspaces });
-  const permissions = new RolePermissions(svc);
 
   // what a create records in its transaction: the entity's workspace and its creator's ownership
   entities.onCreated((trx, kind, entity, input) => svc.recordCreation(trx, kind.def.name, entity.id, scopeOfLocals(input.locals)));
@@ -79,7 +89,10 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   ctx.mountEntity(roles, { ...served, refParam: 'role', scope: inRequestWorkspace, putCreatedIs201: true });
   ctx.mountEntity(workspaces, { ...served, refParam: 'workspace', guard: inDefault, listed: listedWorkspace, putCreatedIs201: true });
   ctx.mountEntity(admins, { ...served, refParam: 'admin' });
+}
 
+/** The roles a user or an admin holds. */
+function mountRoleGrants(add: Add, permissions: RolePermissions): void {
   // ── role grants ───────────────────────────────────────────────────────────
   for (const [holder, path] of [['user', '/rbac/users/:user/roles'], ['admin', '/admins/:admin/roles']] as const) {
     add(path, {
@@ -106,7 +119,10 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
       res.json(await permissions.getRolePermissions(scopeOf(res), param(req, 'role')));
     },
   });
+}
 
+/** A role's endpoint and entity permissions. */
+function mountPermissionRoutes(add: Add, permissions: RolePermissions): void {
   // ── role endpoint and entity permissions ──────────────────────────────────
   for (const family of ['endpoints', 'entities'] as const) {
     add(`/rbac/roles/:role/${family}/permissions`, {
