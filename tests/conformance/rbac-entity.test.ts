@@ -177,6 +177,30 @@ describe('GATEHOUSE_ENFORCE_RBAC=entity', () => {
     expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([c1]);
   });
 
+  it('listing pages hold only readable rows: full pages of size N and a right `next` until the last', async () => {
+    const { as, ok, boot, role, user } = t;
+    const made: string[] = [];
+    for (let i = 0; i < 9; i++) made.push((await ok(boot().post('/consumers', { username: `paged-${i}` }), 201)).body.id);
+    // every third consumer in id order is not granted, so readable rows are interleaved with hidden ones
+    const allowed = [...made].sort().filter((_, i) => i % 3 !== 1);
+    await role('some-consumers', [], allowed.map((id) => ({ entity_id: id, entity_type: 'consumers', actions: 'read' })));
+    await user('pager', 'pager-token', ['some-consumers']);
+
+    const pages: string[][] = [];
+    let next: string | null = '/consumers?size=2';
+    while (next !== null) {
+      const page: { body: { data: { id: string }[]; next: string | null } } = await ok(as('pager-token').get(next), 200);
+      pages.push(page.body.data.map((c) => c.id));
+      next = page.body.next;
+      expect(pages.length).toBeLessThanOrEqual(allowed.length);
+    }
+    const seen = pages.flat();
+    expect(seen.sort()).toEqual([...allowed].sort());
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const page of pages.slice(0, -1)) expect(page).toHaveLength(2);
+    expect(pages[pages.length - 1]!.length).toBeGreaterThan(0);
+  });
+
   it('entity RBAC does not govern creation', async () => {
     expect((await t.as('er-token').post('/consumers', { username: 'er-made' })).status).toBe(201);
   });

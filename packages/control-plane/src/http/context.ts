@@ -1,5 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import type { PluginDefinition } from '@gatehouse/plugins';
+import type { EntityAccess } from '../service/entity-access';
 import type { EntityKind } from '../service/entity-kind';
 import type { EntityService, ListResult, WriteInput } from '../service/entity-service';
 import type { ListQuery } from '../service/paging';
@@ -20,8 +21,26 @@ export interface AdminContext {
   mountEntity(kind: EntityKind, options?: EntityRouteOptions): void;
 }
 
+interface AccessLocals {
+  gatehouseAccess?: EntityAccess;
+}
+
+/** Sets the caller of this request as the EntityService authorizes it (RBAC's entity checks). */
+export function setAccess(res: Response, access: EntityAccess): void {
+  (res.locals as AccessLocals).gatehouseAccess = access;
+}
+
+/** The request's caller for the EntityService: pass it to reads and listings (writes carry it in writeInput). */
+export function accessOf(res: Response): EntityAccess | undefined {
+  return accessOfLocals(res.locals);
+}
+
+export function accessOfLocals(locals: Record<string, unknown> | undefined): EntityAccess | undefined {
+  return (locals as AccessLocals | undefined)?.gatehouseAccess;
+}
+
 export function writeInput(req: Request, res: Response): WriteInput {
-  return { body: (req.body ?? {}) as Record<string, unknown>, form: res.locals.form === true, locals: res.locals };
+  return { body: (req.body ?? {}) as Record<string, unknown>, form: res.locals.form === true, locals: res.locals, access: accessOf(res) };
 }
 
 /** the request path without its trailing slash, the base of `next` links */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Errors, schemaViolation } from '@gatehouse/core';
 import { findOAuth2Token, oauth2TokenDigest, presentOAuth2Token, randomCredentialString, type OAuth2Token, type OAuth2TokenStore } from '@gatehouse/plugins';
 import type { Request, Response } from 'express';
-import { param, type AdminContext } from '../http/context';
+import { accessOf, param, type AdminContext } from '../http/context';
 
 const ref = z.object({ id: z.uuid() }).strict();
 const text = z.string().min(1).max(1024);
@@ -104,12 +104,12 @@ export function mountOAuth2TokenWrites(ctx: AdminContext, store: OAuth2TokenStor
     const token = await existing(req);
     const id = token[field]?.id;
     if (!id) throw Errors.notFound();
-    res.json(await entities.get(kind, id));
+    res.json(await entities.get(kind, id, undefined, accessOf(res)));
   };
   ctx.resources.add('/oauth2_tokens/:token/credential', { get: referenced('credential', credentials) });
   ctx.resources.add('/oauth2_tokens/:token/service', { get: referenced('service', services) });
   const tokensOf = (field: 'credential' | 'service', kind: typeof credentials) => async (req: Request, res: Response) => {
-    const parent = await entities.find(kind, param(req, 'parent'));
+    const parent = await entities.find(kind, param(req, 'parent'), undefined, undefined, accessOf(res));
     if (!parent) throw Errors.notFound();
     const data: Record<string, unknown>[] = [];
     let after: string | null = null;

@@ -154,7 +154,7 @@ export function mergeEntityPermissions(perms: Iterable<EntityPermission>): Entit
 }
 
 /** 'deny' if the action is denied at this key, 'allow' if granted, null if the key does not mention it. */
-function verdictAt(mask: number | undefined, action: RbacAction): 'allow' | 'deny' | null {
+export function verdictAt(mask: number | undefined, action: RbacAction): 'allow' | 'deny' | null {
   if (mask === undefined) return null;
   const bit = ACTION_BITS[action];
   if (mask & (bit << NEGATIVE_SHIFT)) return 'deny';

@@ -2,21 +2,23 @@
  * RBAC enforcement on the admin API (kong-reference Part B §2–§3). Runs after the workspace prefix is resolved:
  * 1. authenticate the `Kong-Admin-Token` header → 401 `Invalid RBAC credentials`;
  * 2. endpoint check (`on`, `both`) → 403 `<name>, you do not have permissions to <action> this resource`;
- * 3. entity check (`entity`, `both`) on the entities the path names, and listings filtered to what may be read.
+ * 3. entity check (`entity`, `both`): the caller travels into the EntityService as an authorizer
+ *    (rbac/entity-authorizer.ts): each read and write authorizes the row it holds, and listings page through the
+ *    rows the caller may read only.
  * The routes then apply the self-modification guard with the caller this middleware records, and a create grants
  * the creator's default role its entity in the create's own transaction (RbacService.recordCreation).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Errors } from '@gatehouse/core';
-import { actionFromMethod, decideEndpoint, decideEntity, decisionPath, type RbacAction } from './decide';
+import { actionFromMethod, decideEndpoint, decisionPath } from './decide';
+import { setAccess } from '../http/context';
 import { setPrivateAccess } from '../http/private-material';
-import { locateEntities } from './entity-locator';
+import { entityAuthorizer, forbidden } from './entity-authorizer';
 import { privateAccessOf } from './private-access';
 import { scopeOf, setCaller } from './request-scope';
 import type { Caller, RbacService } from './service';
 import { TokenCache } from './token-cache';
 import { tokenCacheKey } from './token';
-import { isDatabaseUnreachable } from '../db/unreachable';
 
 export type EnforceMode = 'off' | 'on' | 'entity' | 'both';
 const MODES: readonly EnforceMode[] = ['off', 'on', 'entity', 'both'];
@@ -38,17 +40,14 @@ export interface EnforcementOptions {
   cache?: TokenCache;
   /** header carrying the token; default Kong-Admin-Token */
   header?: string;
-  log?: (message: string, err?: unknown) => void;
 }
 
 const invalidCredentials = () => Errors.invalidCredentials();
-const forbidden = (caller: Caller, action: RbacAction) => Errors.forbidden(`${caller.user.name}, you do not have permissions to ${action} this resource`);
 
 export function rbacEnforcement(options: EnforcementOptions): RequestHandler {
   const { mode, service } = options;
   const cache = options.cache ?? new TokenCache();
   const header = (options.header ?? ADMIN_TOKEN_HEADER).toLowerCase();
-  const log = options.log ?? ((message: string, err?: unknown) => console.error(`[gatehouse rbac] ${message}`, err ?? ''));
   const endpointChecks = mode === 'on' || mode === 'both';
   const entityChecks = mode === 'entity' || mode === 'both';
 
@@ -69,11 +68,8 @@ export function rbacEnforcement(options: EnforcementOptions): RequestHandler {
         if (!decision.allowed) throw forbidden(caller, action);
       }
       if (entityChecks) {
-        for (const touched of await locateEntities(req, service, scope, action)) {
-          const allowed = decideEntity(caller.entityRules, { entityId: touched.id, workspaceId: touched.workspaceId ?? scope.workspace.id, action: touched.action });
-          if (!allowed) throw forbidden(caller, touched.action);
-        }
-        if (action === 'read') filterListings(req, res, service, caller, log);
+        const defaultWorkspaceId = (await service.defaultWorkspace()).id;
+        setAccess(res, entityAuthorizer(caller, { workspaceId: scope.workspace.id, defaultWorkspaceId }));
       }
       next();
     } catch (err) {
@@ -92,42 +88,4 @@ async function authenticate(req: Request, service: RbacService, cache: TokenCach
   if (!user) throw invalidCredentials();
   cache.set(key, { userId: user.id, storedHash: user.user_token });
   return service.callerOf(user);
-}
-
-/**
- * Drops from a `{data:[…]}` listing the rows the caller may not read (Kong: lists quietly leave them out).
- * Rows are judged by their `id` and the workspace they live in; RBAC roles live in the request's workspace.
- */
-function filterListings(req: Request, res: Response, service: RbacService, caller: Caller, log: (m: string, e?: unknown) => void): void {
-  const send = res.json.bind(res);
-  res.json = (body: unknown) => {
-    const data = (body as { data?: unknown } | null)?.data;
-    if (res.statusCode !== 200 || !Array.isArray(data)) return send(body);
-    const ids = data.map((row) => (row as { id?: unknown } | null)?.id).filter((id): id is string => typeof id === 'string');
-    const scope = scopeOf(res);
-    const rolesListing = /^\/rbac\/roles\/?$/.test(req.path);
-    const workspacesListing = /^\/workspaces\/?$/.test(req.path);
-    service
-      .workspacesOf(ids)
-      .then((wsOf) => {
-        const visible = data.filter((row) => {
-          const id = (row as { id?: unknown } | null)?.id;
-          if (typeof id !== 'string') return true;
-          const workspaceId = rolesListing ? scope.workspace.id : workspacesListing ? id : (wsOf.get(id) ?? scope.workspace.id);
-          return decideEntity(caller.entityRules, { entityId: id, workspaceId, action: 'read' });
-        });
-        send({ ...(body as object), data: visible });
-      })
-      .catch((err) => {
-        if (isDatabaseUnreachable(err)) {
-          res.status(503);
-          send({ message: 'Service unavailable: the database is unreachable' });
-          return;
-        }
-        log(`entity filtering of ${req.method} ${req.path} failed`, err);
-        res.status(500);
-        send({ message: 'An unexpected error occurred' });
-      });
-    return res;
-  };
 }

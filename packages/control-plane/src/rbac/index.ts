@@ -73,7 +73,7 @@ export function createRbac(options: RbacOptions): Rbac {
   return {
     service,
     mode,
-    middleware: [workspacePrefix(service), rbacEnforcement({ mode, service, cache, log: options.log })],
+    middleware: [workspacePrefix(service), rbacEnforcement({ mode, service, cache })],
     extension: (adminCtx) => {
       ctx = adminCtx;
       mountRbacRoutes(adminCtx, service);

@@ -73,6 +73,7 @@ export async function userWithToken(user: Record<string, unknown>, token: string
 
 export function workspaceKind(deps: RbacKindDeps): EntityKind {
   return {
+    outsideConfiguration: true,
     def: workspaces,
     validate: async (entity, ctx) => {
       const previous = ctx.previous as Workspace | null;
@@ -98,6 +99,7 @@ export function workspaceKind(deps: RbacKindDeps): EntityKind {
  */
 export function userKind(deps: RbacKindDeps): EntityKind {
   return {
+    outsideConfiguration: true,
     def: rbacUsers,
     hides: (entity, ex) => store.isAdminUser(ex, entity.id),
     listExcludes: { notReferencedBy: { table: admins.name, column: 'rbac_user_id' } },
@@ -130,6 +132,7 @@ export function userKind(deps: RbacKindDeps): EntityKind {
 /** RBAC roles: each lives in the workspace of the request that made it; a user's default role stays one. */
 export function roleKind(): EntityKind {
   return {
+    outsideConfiguration: true,
     def: rbacRoles,
     keyUniqueInScope: true,
     listExcludes: { jsonEquals: { is_default: false } },
@@ -153,6 +156,7 @@ export function roleKind(): EntityKind {
 /** Admins: each owns one RBAC user named after it, made with it (with a random token nobody is told). */
 export function adminKind(deps: RbacKindDeps): EntityKind {
   return {
+    outsideConfiguration: true,
     def: admins,
     prepare: async (entity, ctx) => {
       if (ctx.previous) return { ...entity, rbac_user: ctx.previous.rbac_user };

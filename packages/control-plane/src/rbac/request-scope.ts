@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Workspace } from '@gatehouse/core';
+import { accessOfLocals } from '../http/context';
 import type { Caller, RbacScope } from './service';
 
 /**
@@ -41,5 +42,5 @@ export function scopeOf(res: Response): RbacScope {
 /** The scope a write's locals carry (WriteInput.locals); null when the write did not come through the middleware. */
 export function scopeOfLocals(locals: Record<string, unknown> | undefined): RbacScope | null {
   const { gatehouseWorkspace, gatehouseCaller } = (locals ?? {}) as RbacLocals;
-  return gatehouseWorkspace ? { workspace: gatehouseWorkspace, caller: gatehouseCaller ?? null } : null;
+  return gatehouseWorkspace ? { workspace: gatehouseWorkspace, caller: gatehouseCaller ?? null, access: accessOfLocals(locals) } : null;
 }

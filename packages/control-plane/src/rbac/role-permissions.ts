@@ -15,38 +15,38 @@ import type { EndpointRow, EntityRow, PermissionFamily } from './store';
 export class RolePermissions {
   constructor(private readonly rbac: RbacService) {}
 
-  // ── lookups through the families' own (the routes') ───────────────────────
+  // ── lookups through the families' own (the routes'); the caller must be allowed to read what the path names ──
 
-  private async userOr404(ex: Executor, ref: string): Promise<RbacUser> {
+  private async userOr404(ex: Executor, scope: RbacScope, ref: string): Promise<RbacUser> {
     const { entities, users } = this.rbac.families;
-    const user = await entities.find(users, ref, undefined, ex);
+    const user = await entities.find(users, ref, undefined, ex, scope.access);
     if (!user) throw entities.notFound(users, ref);
     return rowOf(rbacUsers, user) as RbacUser; // the kind stores user_token_ident beside the schema's fields
   }
 
   private async roleOr404(ex: Executor, scope: RbacScope, ref: string): Promise<RbacRole> {
     const { entities, roles } = this.rbac.families;
-    const role = await entities.find(roles, ref, { field: 'workspace', id: scope.workspace.id }, ex);
+    const role = await entities.find(roles, ref, { field: 'workspace', id: scope.workspace.id }, ex, scope.access);
     if (!role) throw Errors.notFound();
     return rowOf(rbacRoles, role) as RbacRole; // the kind stores the role's workspace beside the schema's fields
   }
 
-  private async adminUserOr404(ex: Executor, ref: string): Promise<string> {
+  private async adminUserOr404(ex: Executor, scope: RbacScope, ref: string): Promise<string> {
     const { entities, admins } = this.rbac.families;
-    const admin = await entities.find(admins, ref, undefined, ex);
+    const admin = await entities.find(admins, ref, undefined, ex, scope.access);
     if (!admin) throw Errors.notFound();
     return (admin.rbac_user as { id: string }).id;
   }
 
   // ── user ↔ roles (users and admins alike) ──────────────────────────────────
 
-  async getUserRoles(ref: string): Promise<{ user: RbacUser; roles: RbacRole[] }> {
-    const user = await this.userOr404(this.rbac.db, ref);
+  async getUserRoles(scope: RbacScope, ref: string): Promise<{ user: RbacUser; roles: RbacRole[] }> {
+    const user = await this.userOr404(this.rbac.db, scope, ref);
     return { user, roles: visibleRoles(await store.rolesOfUser(this.rbac.db, user.id)) };
   }
 
-  async getAdminRoles(ref: string): Promise<{ roles: RbacRole[] }> {
-    const userId = await this.adminUserOr404(this.rbac.db, ref);
+  async getAdminRoles(scope: RbacScope, ref: string): Promise<{ roles: RbacRole[] }> {
+    const userId = await this.adminUserOr404(this.rbac.db, scope, ref);
     return { roles: visibleRoles(await store.rolesOfUser(this.rbac.db, userId)) };
   }
 
@@ -54,8 +54,8 @@ export class RolePermissions {
   async addRoles(scope: RbacScope, holder: 'user' | 'admin', ref: string, body: unknown): Promise<{ user?: RbacUser; roles: RbacRole[] }> {
     const names = roleNames(body);
     return this.rbac.write(async (trx) => {
-      const user = holder === 'user' ? await this.userOr404(trx, ref) : null;
-      const userId = user?.id ?? (await this.adminUserOr404(trx, ref));
+      const user = holder === 'user' ? await this.userOr404(trx, scope, ref) : null;
+      const userId = user?.id ?? (await this.adminUserOr404(trx, scope, ref));
       guardSelf(scope, userId, 'the admin should not update their own roles');
       const held = new Set((await store.rolesOfUser(trx, userId)).map((r) => r.id));
       for (const role of await this.rolesNamed(trx, scope, names)) {
@@ -74,7 +74,7 @@ export class RolePermissions {
   async removeRoles(scope: RbacScope, holder: 'user' | 'admin', ref: string, body: unknown): Promise<void> {
     const names = roleNames(body);
     await this.rbac.write(async (trx) => {
-      const userId = holder === 'user' ? (await this.userOr404(trx, ref)).id : await this.adminUserOr404(trx, ref);
+      const userId = holder === 'user' ? (await this.userOr404(trx, scope, ref)).id : await this.adminUserOr404(trx, scope, ref);
       guardSelf(scope, userId, 'the admin should not update their own roles');
       await store.unlinkUserRoles(trx, userId, (await this.rolesNamed(trx, scope, names)).map((r) => r.id));
     });
@@ -90,8 +90,8 @@ export class RolePermissions {
     return roles;
   }
 
-  async getUserPermissions(ref: string): Promise<PermissionMap> {
-    const user = await this.userOr404(this.rbac.db, ref);
+  async getUserPermissions(scope: RbacScope, ref: string): Promise<PermissionMap> {
+    const user = await this.userOr404(this.rbac.db, scope, ref);
     const roles = await store.rolesOfUser(this.rbac.db, user.id);
     const perms = await store.permissionsOfRoles(this.rbac.db, roles.map((r) => r.id));
     return buildPermissionMap(perms.endpoints, perms.entities);

@@ -7,8 +7,6 @@ import type { Request, Response } from 'express';
 import { Errors, schemaViolation } from '@gatehouse/core';
 import { writeInput, type AdminContext } from '../http/context';
 import type { Handlers } from '../http/resources';
-import { EntityService } from '../service/entity-service';
-import { ConfigStore } from '../store/config-store';
 import { DEFAULT_WORKSPACE, WILDCARD } from './decide';
 import { adminKind, roleKind, userKind, workspaceKind } from './kinds';
 import { scopeOf, scopeOfLocals } from './request-scope';
@@ -36,27 +34,34 @@ function adminRoots(ctx: AdminContext): Set<string> {
 
 /** Adds the RBAC, workspace and admin endpoints to the admin API (other methods on these paths answer 405). */
 export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
-  const add = (path: string, handlers: Handlers) => ctx.resources.add(path, handlers);
   let roots: Set<string> | null = null;
   const isAdminRoot = (segment: string) => (roots ??= adminRoots(ctx)).has(segment);
   svc.setAdminRoots(isAdminRoot);
 
-  // RBAC's families are served by their own entity service over their own store: they are no part of the
-  // configuration (no config version, no snapshot, no declarative document)
-  const entities = new EntityService(new ConfigStore(ctx.store.database, { versioned: false }));
+  mountFamilies(ctx, svc, isAdminRoot);
+  const permissions = new RolePermissions(svc);
+  const add = (path: string, handlers: Handlers) => ctx.resources.add(path, handlers);
+  mountRoleGrants(add, permissions);
+  mountPermissionRoutes(add, permissions);
+}
+
+type Add = (path: string, handlers: Handlers) => void;
+
+/** Users, roles, workspaces and admins: entity families on the admin API's EntityService, with the generic routes. */
+function mountFamilies(ctx: AdminContext, svc: RbacService, isAdminRoot: (segment: string) => boolean): void {
+  const add: Add = (path, handlers) => ctx.resources.add(path, handlers);
+  // RBAC's families go through the admin API's one EntityService; they are no part of the configuration (their
+  // kinds say so: no config version, no snapshot, no declarative document)
+  const { entities } = ctx;
   const deps = { users: svc.users, roles: svc.roles, isAdminRoot, configTables: () => svc.configTables() };
   const workspaces = entities.register(workspaceKind(deps));
   const users = entities.register(userKind(deps));
   const roles = entities.register(roleKind());
   const admins = entities.register(adminKind(deps));
   svc.mount({ entities, users, roles, admins, workspaces });
-  const permissions = new RolePermissions(svc);
 
   // what a create records in its transaction: the entity's workspace and its creator's ownership
-  const record = (service: EntityService) =>
-    service.onCreated((trx, kind, entity, input) => svc.recordCreation(trx, kind.def.name, entity.id, scopeOfLocals(input.locals)));
-  record(ctx.entities);
-  record(entities);
+  entities.onCreated((trx, kind, entity, input) => svc.recordCreation(trx, kind.def.name, entity.id, scopeOfLocals(input.locals)));
 
   const inRequestWorkspace = (res: Response) => ({ field: 'workspace', id: scopeOf(res).workspace.id });
   // workspaces are served without a prefix, or under /default; Kong answers 404 under any other workspace
@@ -79,17 +84,21 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
       res.status(created ? 201 : 200).json(entity);
     },
   });
-  const served = { entities, nested: false, catalogued: true };
+  const served = { nested: false, catalogued: true };
   ctx.mountEntity(users, { ...served, refParam: 'user' });
   ctx.mountEntity(roles, { ...served, refParam: 'role', scope: inRequestWorkspace, putCreatedIs201: true });
   ctx.mountEntity(workspaces, { ...served, refParam: 'workspace', guard: inDefault, listed: listedWorkspace, putCreatedIs201: true });
   ctx.mountEntity(admins, { ...served, refParam: 'admin' });
+}
 
+/** The roles a user or an admin holds. */
+function mountRoleGrants(add: Add, permissions: RolePermissions): void {
   // ── role grants ───────────────────────────────────────────────────────────
   for (const [holder, path] of [['user', '/rbac/users/:user/roles'], ['admin', '/admins/:admin/roles']] as const) {
     add(path, {
       get: async (req, res) => {
-        res.json(holder === 'user' ? await permissions.getUserRoles(param(req, holder)) : await permissions.getAdminRoles(param(req, holder)));
+        const ref = param(req, holder);
+        res.json(holder === 'user' ? await permissions.getUserRoles(scopeOf(res), ref) : await permissions.getAdminRoles(scopeOf(res), ref));
       },
       post: async (req, res) => {
         res.status(201).json(await permissions.addRoles(scopeOf(res), holder, param(req, holder), body(req)));
@@ -102,7 +111,7 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
   }
   add('/rbac/users/:user/permissions', {
     get: async (req, res) => {
-      res.json(await permissions.getUserPermissions(param(req, 'user')));
+      res.json(await permissions.getUserPermissions(scopeOf(res), param(req, 'user')));
     },
   });
   add('/rbac/roles/:role/permissions', {
@@ -110,7 +119,10 @@ export function mountRbacRoutes(ctx: AdminContext, svc: RbacService): void {
       res.json(await permissions.getRolePermissions(scopeOf(res), param(req, 'role')));
     },
   });
+}
 
+/** A role's endpoint and entity permissions. */
+function mountPermissionRoutes(add: Add, permissions: RolePermissions): void {
   // ── role endpoint and entity permissions ──────────────────────────────────
   for (const family of ['endpoints', 'entities'] as const) {
     add(`/rbac/roles/:role/${family}/permissions`, {

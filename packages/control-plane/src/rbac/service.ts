@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DbError, ErrorCode, RBAC_ENTITIES, rbacRoles, rbacUsers, type RbacRole, type RbacUser, type Workspace } from '@gatehouse/core';
 import { SqlErrorMapper } from '../db/sql-errors';
 import type { Db } from '../db/tables';
+import type { EntityAccess } from '../service/entity-access';
 import type { EntityKind } from '../service/entity-kind';
 import type { EntityService } from '../service/entity-service';
 import { EntityRepository, type Executor } from '../store/entity-repository';
@@ -25,10 +26,11 @@ export interface Caller {
   entityRules: EntityRuleMap;
 }
 
-/** Where a request runs: its workspace and, with enforcement on, its caller. */
+/** Where a request runs: its workspace and, with enforcement on, its caller (and, with entity checks, its authorizer). */
 export interface RbacScope {
   workspace: Workspace;
   caller: Caller | null;
+  access?: EntityAccess;
 }
 
 export interface RbacServiceOptions {

@@ -1,7 +1,8 @@
 import { Errors } from '@gatehouse/core';
 import type { Request, Response } from 'express';
-import { param, writeInput, type AdminContext } from '../http/context';
+import { accessOf, param, writeInput, type AdminContext } from '../http/context';
 import { shownTo } from '../http/private-material';
+import type { EntityAccess } from '../service/entity-access';
 import type { EntityKind } from '../service/entity-kind';
 import { parentReferenceHandlers } from './parent-reference';
 
@@ -24,15 +25,16 @@ export function mountClientCertificateRoutes(ctx: AdminContext): void {
 function mountNested(ctx: AdminContext, child: EntityKind, certificates: EntityKind): void {
   const { entities, resources, store } = ctx;
   const base = `/certificates/:parent/${child.def.adminPath}`;
-  const certificateId = async (req: Request): Promise<string> => {
-    const found = await entities.find(certificates, param(req, 'parent'));
+  // the caller reads the certificate the path names, and the entity it names unless the request writes that one
+  const certificateId = async (req: Request, res: Response): Promise<string> => {
+    const found = await entities.find(certificates, param(req, 'parent'), undefined, undefined, accessOf(res));
     if (!found) throw Errors.notFound();
     return found.id as string;
   };
   const presents = (entity: Record<string, unknown> | null, id: string) => (entity?.client_certificate as { id?: string } | null | undefined)?.id === id;
-  const mine = async (req: Request) => {
-    const id = await certificateId(req);
-    const found = await entities.find(child, param(req, 'ref'));
+  const mine = async (req: Request, res: Response, access?: EntityAccess) => {
+    const id = await certificateId(req, res);
+    const found = await entities.find(child, param(req, 'ref'), undefined, undefined, access);
     if (!found || !presents(found, id)) throw Errors.notFound();
     return { id, entity: found };
   };
@@ -42,31 +44,31 @@ function mountNested(ctx: AdminContext, child: EntityKind, certificates: EntityK
   };
   resources.add(base, {
     get: async (req, res) => {
-      const id = await certificateId(req);
-      const all = await store.repo(child.def.name).all(store.db);
+      const id = await certificateId(req, res);
+      const all = await store.repo(child.def.name).all(store.db, undefined, accessOf(res)?.readable(child));
       const data = all.filter((e) => presents(e, id)).map((e) => shownTo(res, child, entities.present(child, e)));
       res.status(200).json({ data, next: null });
     },
     post: async (req, res) => {
-      const id = await certificateId(req);
+      const id = await certificateId(req, res);
       res.status(201).json(shownTo(res, child, await entities.create(child, forced(req, res, id))));
     },
   });
   resources.add(`${base}/:ref`, {
-    get: async (req, res) => void res.json(shownTo(res, child, entities.present(child, (await mine(req)).entity))),
+    get: async (req, res) => void res.json(shownTo(res, child, entities.present(child, (await mine(req, res, accessOf(res))).entity))),
     put: async (req, res) => {
-      const id = await certificateId(req);
+      const id = await certificateId(req, res);
       const existing = await entities.find(child, param(req, 'ref'));
       if (existing && !presents(existing, id)) throw Errors.notFound();
       res.json(shownTo(res, child, await entities.upsert(child, param(req, 'ref'), forced(req, res, id))));
     },
     patch: async (req, res) => {
-      const { id, entity } = await mine(req);
+      const { id, entity } = await mine(req, res);
       res.json(shownTo(res, child, await entities.patch(child, entity.id as string, forced(req, res, id))));
     },
     delete: async (req, res) => {
-      const { entity } = await mine(req);
-      await entities.remove(child, entity.id as string);
+      const { entity } = await mine(req, res);
+      await entities.remove(child, entity.id as string, undefined, writeInput(req, res));
       res.status(204).end();
     },
   });

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import { Errors } from '@gatehouse/core';
-import { param, sendList, writeInput, type AdminContext } from '../http/context';
+import { accessOf, param, sendList, writeInput, type AdminContext } from '../http/context';
 import type { EntityKind } from '../service/entity-kind';
 import { shownTo } from '../http/private-material';
-import type { EntityService, ListResult, Scope } from '../service/entity-service';
+import type { ListResult, Scope } from '../service/entity-service';
 import { parseListQuery } from '../service/paging';
 import { parentReferenceHandlers } from './parent-reference';
 
@@ -13,8 +13,6 @@ function shownListTo(res: Response, kind: EntityKind, result: ListResult): ListR
 
 /** How a family departs from Kong's generated endpoints (RBAC's own families). */
 export interface EntityRouteOptions {
-  /** the service the kind is registered with; default the admin context's */
-  entities?: EntityService;
   /** the scope every top-level operation runs in (RBAC roles: the request's workspace) */
   scope?: (res: Response) => Scope | undefined;
   /** checks run before every operation (workspaces are served only outside workspace prefixes) */
@@ -42,7 +40,7 @@ export interface EntityRouteOptions {
  */
 export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: EntityRouteOptions = {}): void {
   const { resources } = ctx;
-  const entities = options.entities ?? ctx.entities;
+  const { entities } = ctx;
   const base = `/${kind.def.adminPath}`;
   const refName = options.refParam ?? 'ref';
   const docs = (shape: 'collection' | 'one') => (options.catalogued ? undefined : { entity: kind.def.name, shape });
@@ -66,7 +64,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: 
     get: async (req, res) => {
       const scope = scopeOf(res);
       const q = parseListQuery(req.query);
-      sendList(req, res, q, shownListTo(res, kind, listedTo(res, await entities.list(kind, q, scope, filtersOf(req)))));
+      sendList(req, res, q, shownListTo(res, kind, listedTo(res, await entities.list(kind, q, scope, filtersOf(req), accessOf(res)))));
     },
     post: async (req, res) => {
       const scope = scopeOf(res);
@@ -75,7 +73,7 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: 
   }, docs('collection'));
   resources.add(`${base}/:${refName}`, {
     get: async (req, res) => {
-      res.json(shownTo(res, kind, await entities.get(kind, param(req, refName), scopeOf(res))));
+      res.json(shownTo(res, kind, await entities.get(kind, param(req, refName), scopeOf(res), accessOf(res))));
     },
     put: async (req, res) => {
       const { entity, created } = await entities.upsertReporting(kind, param(req, refName), writeInput(req, res), scopeOf(res));
@@ -97,8 +95,9 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: 
     const parent = entities.kind(fk.entity);
     const segment = kind.nestedPaths?.[fk.entity] ?? kind.def.adminPath;
     const nested = `/${parent.def.adminPath}/:parent/${segment}`;
-    const parentScope = async (req: Request): Promise<Scope> => {
-      const found = await entities.find(parent, param(req, 'parent'));
+    // the caller reads the parent the path names
+    const parentScope = async (req: Request, res: Response): Promise<Scope> => {
+      const found = await entities.find(parent, param(req, 'parent'), undefined, undefined, accessOf(res));
       if (!found) throw Errors.notFound();
       return { field: fk.field, id: found.id };
     };
@@ -106,24 +105,26 @@ export function mountEntityRoutes(ctx: AdminContext, kind: EntityKind, options: 
     resources.add(nested, {
       get: async (req, res) => {
         const q = parseListQuery(req.query);
-        sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, await parentScope(req))));
+        const scope = await parentScope(req, res);
+        sendList(req, res, q, shownListTo(res, kind, await entities.list(kind, q, scope, undefined, accessOf(res))));
       },
       post: async (req, res) => {
-        res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), await parentScope(req))));
+        res.status(201).json(shownTo(res, kind, await entities.create(kind, writeInput(req, res), await parentScope(req, res))));
       },
     }, { entity: kind.def.name, shape: 'nested-collection', parent: parent.def.name });
     resources.add(`${nested}/:ref`, {
       get: async (req, res) => {
-        res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'), await parentScope(req))));
+        const scope = await parentScope(req, res);
+        res.json(shownTo(res, kind, await entities.get(kind, param(req, 'ref'), scope, accessOf(res))));
       },
       put: async (req, res) => {
-        res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res), await parentScope(req))));
+        res.json(shownTo(res, kind, await entities.upsert(kind, param(req, 'ref'), writeInput(req, res), await parentScope(req, res))));
       },
       patch: async (req, res) => {
-        res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res), await parentScope(req))));
+        res.json(shownTo(res, kind, await entities.patch(kind, param(req, 'ref'), writeInput(req, res), await parentScope(req, res))));
       },
       delete: async (req, res) => {
-        if (!(await entities.remove(kind, param(req, 'ref'), await parentScope(req)))) throw Errors.notFound();
+        if (!(await entities.remove(kind, param(req, 'ref'), await parentScope(req, res), writeInput(req, res)))) throw Errors.notFound();
         res.status(204).end();
       },
     }, { entity: kind.def.name, shape: 'nested-one', parent: parent.def.name });

@@ -56,6 +56,11 @@ export interface EntityKind {
   listExcludes?: Pick<PageQuery, 'jsonEquals' | 'notReferencedBy'>;
   /** the error for a ref that names nothing; default Kong's `Not found` */
   notFound?(ref: string): Error;
+  /**
+   * no part of the configuration (RBAC's families): its writes bump no config version, and documents, tags, schemas
+   * and the generated routes leave it out (EntityService.allKinds)
+   */
+  outsideConfiguration?: boolean;
   /** DELETE of an absent entity answers 404 instead of Kong's usual 204 */
   deleteMissingIsNotFound?: boolean;
   /** runs in the delete's transaction before the row goes; throw a DbError to refuse (references the schema cannot express) */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
-import { coerceInput, Errors, schemaViolation, validateWith } from '@gatehouse/core';
+import { Errors } from '@gatehouse/core';
 import type { ConfigStore } from '../store/config-store';
 import type { Executor, StoredEntity } from '../store/entity-repository';
 import type { CreationHook, EntityKind, WriteContext } from './entity-kind';
@@ -8,7 +7,9 @@ import { mergeBySchema, orderBySchema } from './merge';
 import type { ListQuery } from './paging';
 import { encodeOffset } from './paging';
 import { checkOverriddenFields, GENERATED_FIELDS } from './overridden-fields';
-import { foreignKeysUnresolved, invalidPrimaryKey, isUuid } from './references';
+import { invalidPrimaryKey, isUuid } from './references';
+import type { EntityAccess, EntityAction } from './entity-access';
+import { checkCreate, nowSeconds as now, readInput, schemaFor, validateEntity } from './write-pipeline';
 
 /** Restricts an operation to entities that reference one parent, e.g. `{ field: 'consumer', id }`. */
 export interface Scope {
@@ -24,6 +25,8 @@ export interface WriteInput {
   locals?: Record<string, unknown>;
   /** filled by the kinds' hooks with fields shown once in the response (WriteContext.reply) */
   reply?: Record<string, unknown>;
+  /** the request's caller: the write authorizes the row it replaces or deletes */
+  access?: EntityAccess;
 }
 
 export interface ListResult {
@@ -31,9 +34,6 @@ export interface ListResult {
   /** opaque offset of the next page, or null on the last page */
   offset: string | null;
 }
-
-const now = () => Math.floor(Date.now() / 1000);
-
 
 function inScope(entity: StoredEntity, scope?: Scope): boolean {
   if (!scope) return true;
@@ -64,8 +64,9 @@ export class EntityService {
     return kind;
   }
 
+  /** the kinds of the configuration (what documents, tags and schemas cover): those outside it are left out */
   allKinds(): EntityKind[] {
-    return [...this.kinds.values()];
+    return [...this.kinds.values()].filter((k) => !k.outsideConfiguration);
   }
 
   /** adds a hook run in the transaction of every POST create (its failure rolls the create back) */
@@ -78,14 +79,28 @@ export class EntityService {
   }
 
   present(kind: EntityKind, entity: StoredEntity): Record<string, unknown> {
-    const ordered = orderBySchema(this.schemaFor(kind, entity), entity) as StoredEntity;
+    const ordered = orderBySchema(schemaFor(kind, entity), entity) as StoredEntity;
     return kind.present ? kind.present(ordered) : ordered;
   }
 
   // ── reads ────────────────────────────────────────────────────────────────
 
-  /** by id when `ref` is a UUID, else by the endpoint key; null when absent or outside the scope (404 when hidden) */
-  async find(kind: EntityKind, ref: string, scope?: Scope, ex: Executor = this.store.db): Promise<StoredEntity | null> {
+  /**
+   * by id when `ref` is a UUID, else by the endpoint key; null when absent or outside the scope (404 when hidden);
+   * with `access`, an entity found must be readable by the caller (403)
+   */
+  async find(kind: EntityKind, ref: string, scope?: Scope, ex: Executor = this.store.db, access?: EntityAccess): Promise<StoredEntity | null> {
+    return this.held(kind, ref, scope, ex, access, 'read');
+  }
+
+  /** `find`, authorizing `action` on the entity found */
+  private async held(kind: EntityKind, ref: string, scope: Scope | undefined, ex: Executor, access: EntityAccess | undefined, action: EntityAction): Promise<StoredEntity | null> {
+    const entity = await this.lookup(kind, ref, scope, ex);
+    if (entity && access) await access.authorize(kind, entity, action, ex);
+    return entity;
+  }
+
+  private async lookup(kind: EntityKind, ref: string, scope: Scope | undefined, ex: Executor): Promise<StoredEntity | null> {
     const repo = this.store.repo(kind.def.name);
     let entity: StoredEntity | null;
     if (isUuid(ref)) entity = await repo.findById(ex, ref);
@@ -100,8 +115,8 @@ export class EntityService {
     return entity;
   }
 
-  async get(kind: EntityKind, ref: string, scope?: Scope): Promise<Record<string, unknown>> {
-    const entity = await this.find(kind, ref, scope);
+  async get(kind: EntityKind, ref: string, scope?: Scope, access?: EntityAccess): Promise<Record<string, unknown>> {
+    const entity = await this.find(kind, ref, scope, this.store.db, access);
     if (!entity) throw this.notFound(kind, ref);
     return this.presentOne(kind, entity);
   }
@@ -113,7 +128,8 @@ export class EntityService {
     return shown;
   }
 
-  async list(kind: EntityKind, q: ListQuery, scope?: Scope, equals?: Record<string, string>): Promise<ListResult> {
+  /** a page of the entities the caller may read (with `access`, its grants are part of the page query) */
+  async list(kind: EntityKind, q: ListQuery, scope?: Scope, equals?: Record<string, string>, access?: EntityAccess): Promise<ListResult> {
     const after = q.after?.[0];
     if (after !== undefined && !isUuid(after)) throw Errors.invalidOffset(encodeOffset(q.after!));
     const page = await this.store.repo(kind.def.name).page(this.store.db, {
@@ -123,6 +139,7 @@ export class EntityService {
       tagsAny: q.tagsAny,
       foreign: scope ? { [scope.field]: scope.id } : undefined,
       equals,
+      where: access?.readable(kind),
       ...kind.listExcludes,
     });
     const data = page.items.map((e) => this.present(kind, e));
@@ -136,6 +153,7 @@ export class EntityService {
   async create(kind: EntityKind, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
     const given = { ...input, reply: {} };
     const entity = await this.store.write((trx) => this.createIn(trx, kind, given, scope), {
+      versioned: !kind.outsideConfiguration,
       inTransaction: async (trx, created) => {
         for (const hook of this.creationHooks) await hook(trx, kind, created, given);
       },
@@ -147,10 +165,10 @@ export class EntityService {
   async patch(kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<Record<string, unknown>> {
     const given = { ...input, reply: {} };
     const entity = await this.store.write(async (trx) => {
-      const existing = await this.find(kind, ref, scope, trx);
+      const existing = await this.held(kind, ref, scope, trx, input.access, 'update');
       if (!existing) throw this.notFound(kind, ref);
       return this.patchIn(trx, kind, existing, given, scope);
-    });
+    }, this.writeOptions(kind));
     return { ...(await this.presentOne(kind, entity)), ...given.reply };
   }
 
@@ -162,15 +180,20 @@ export class EntityService {
   /** PUT, telling whether it created the entity (families that answer 201 then) */
   async upsertReporting(kind: EntityKind, ref: string, input: WriteInput, scope?: Scope): Promise<{ entity: Record<string, unknown>; created: boolean }> {
     const given = { ...input, reply: {} };
-    const { entity, created } = await this.store.write((trx) => this.upsertWith(trx, kind, ref, given, scope));
+    const { entity, created } = await this.store.write((trx) => this.upsertWith(trx, kind, ref, given, scope), this.writeOptions(kind));
     return { entity: { ...(await this.presentOne(kind, entity)), ...given.reply }, created };
   }
 
   /** false when there was nothing to delete (no version bump then) */
   async remove(kind: EntityKind, ref: string, scope?: Scope, input?: WriteInput): Promise<boolean> {
-    const existing = await this.find(kind, ref, scope);
+    const existing = await this.held(kind, ref, scope, this.store.db, input?.access, 'delete');
     if (!existing) return false;
-    return this.store.write((trx) => this.deleteIn(trx, kind, existing, input));
+    return this.store.write((trx) => this.deleteIn(trx, kind, existing, input), this.writeOptions(kind));
+  }
+
+  /** writes of kinds outside the configuration bump no config version */
+  private writeOptions(kind: EntityKind): { versioned: boolean } {
+    return { versioned: !kind.outsideConfiguration };
   }
 
   /** the delete with the kind's hooks around it */
@@ -202,13 +225,13 @@ export class EntityService {
     const time = now();
     const candidate: Record<string, unknown> = { ...body, id: body.id ?? randomUUID(), created_at: body.created_at ?? time };
     if (kind.def.updatedAt) candidate.updated_at = body.updated_at ?? time;
-    return this.validate(kind, candidate, ctx);
+    return validateEntity(kind, candidate, ctx);
   }
 
   async patchIn(trx: Executor, kind: EntityKind, existing: StoredEntity, input: WriteInput, scope?: Scope): Promise<StoredEntity> {
     const body = await this.readInput(trx, kind, input, existing);
     if (scope) body[scope.field] = { id: scope.id };
-    const schema = this.schemaFor(kind, { ...existing, ...body });
+    const schema = schemaFor(kind, { ...existing, ...body });
     // the generated fields keep their stored values, but what the request sends for them must still be valid
     checkOverriddenFields(schema, body, GENERATED_FIELDS);
     const candidate = mergeBySchema(schema, existing, body);
@@ -216,7 +239,7 @@ export class EntityService {
     candidate.created_at = existing.created_at;
     if (kind.def.updatedAt) candidate.updated_at = now();
     const ctx: WriteContext = { trx, previous: existing, input, reply: input.reply };
-    const entity = await this.validate(kind, candidate, ctx);
+    const entity = await validateEntity(kind, candidate, ctx);
     await this.store.repo(kind.def.name).replace(trx, entity);
     await kind.afterWrite?.(entity, ctx);
     return entity;
@@ -235,9 +258,10 @@ export class EntityService {
     const existing = byId ? await repo.findById(trx, ref) : await repo.findByField(trx, kind.def.endpointKey!, ref, foreign);
     if (existing && !inScope(existing, scope)) throw this.notFound(kind, ref);
     if (existing && kind.hides && (await kind.hides(existing, trx))) throw Errors.notFound();
+    if (existing && input.access) await input.access.authorize(kind, existing, 'update', trx);
     const body = await this.readInput(trx, kind, input, null);
     // the URL (id or endpoint key) and the stored row win over these, but what the body says of them must be valid
-    checkOverriddenFields(this.schemaFor(kind, body), body, kind.def.endpointKey ? [...GENERATED_FIELDS, kind.def.endpointKey] : GENERATED_FIELDS);
+    checkOverriddenFields(schemaFor(kind, body), body, kind.def.endpointKey ? [...GENERATED_FIELDS, kind.def.endpointKey] : GENERATED_FIELDS);
     if (scope) body[scope.field] = { id: scope.id };
     // the URL names the entity: its id or endpoint key wins over the body
     if (byId) body.id = ref;
@@ -250,7 +274,7 @@ export class EntityService {
     };
     if (kind.def.updatedAt) candidate.updated_at = time;
     const ctx: WriteContext = { trx, previous: existing, input, reply: input.reply };
-    const entity = await this.validate(kind, candidate, ctx);
+    const entity = await validateEntity(kind, candidate, ctx);
     if (existing) await repo.replace(trx, entity);
     else await repo.insert(trx, entity);
     await kind.afterWrite?.(entity, ctx);
@@ -265,48 +289,10 @@ export class EntityService {
 
   /** the checks of a create without writing (Kong's POST /schemas/{entity}/validate) */
   async check(kind: EntityKind, input: WriteInput): Promise<void> {
-    const body = await this.readInput(this.store.db, kind, input, null);
-    const candidate: Record<string, unknown> = { ...body, id: body.id ?? randomUUID(), created_at: body.created_at ?? now() };
-    if (kind.def.updatedAt) candidate.updated_at = body.updated_at ?? now();
-    kind.preValidate?.(candidate);
-    const entity = validateWith(this.schemaFor(kind, candidate), candidate) as Record<string, unknown>;
-    const errors = kind.def.check?.(entity);
-    if (errors) throw schemaViolation(errors);
-    await kind.validate?.(entity, { trx: this.store.db, previous: null });
+    await checkCreate(await this.readInput(this.store.db, kind, input, null), kind, this.store.db);
   }
 
-  // ── the pipeline every write goes through ────────────────────────────────
-
-  private schemaFor(kind: EntityKind, input: Record<string, unknown>): z.ZodObject {
-    return kind.schemaFor ? kind.schemaFor(input) : kind.def.schema;
-  }
-
-  /** body → coerced (forms), shorthand expanded, foreign references given by name resolved to ids */
-  private async readInput(trx: Executor, kind: EntityKind, input: WriteInput, previous: StoredEntity | null): Promise<Record<string, unknown>> {
-    let body: Record<string, unknown> = { ...input.body };
-    if (input.form) body = coerceInput(this.schemaFor(kind, { ...(previous ?? {}), ...body }), body) as Record<string, unknown>;
-    if (kind.def.normalizeInput) body = kind.def.normalizeInput(body);
-    for (const fk of kind.def.foreignKeys) {
-      const ref = body[fk.field];
-      if (!ref || typeof ref !== 'object' || Array.isArray(ref) || 'id' in ref) continue;
-      const parent = this.kinds.get(fk.entity);
-      const key = parent?.def.endpointKey;
-      const given = ref as Record<string, unknown>;
-      if (!parent || !key || typeof given[key] !== 'string') continue;
-      const found = await this.store.repo(parent.def.name).findByField(trx, key, given[key] as string);
-      if (!found) throw foreignKeysUnresolved(fk.field, given, parent.def.name);
-      body[fk.field] = { id: found.id };
-    }
-    return body;
-  }
-
-  private async validate(kind: EntityKind, candidate: Record<string, unknown>, ctx: WriteContext): Promise<StoredEntity> {
-    kind.preValidate?.(candidate);
-    let entity = validateWith(this.schemaFor(kind, candidate), candidate) as Record<string, unknown>;
-    const errors = kind.def.check?.(entity);
-    if (errors) throw schemaViolation(errors);
-    await kind.validate?.(entity, ctx);
-    if (kind.prepare) entity = await kind.prepare(entity, ctx);
-    return entity as StoredEntity;
+  private readInput(trx: Executor, kind: EntityKind, input: WriteInput, previous: StoredEntity | null): Promise<Record<string, unknown>> {
+    return readInput(this.store, (name) => this.kinds.get(name), trx, kind, input, previous);
   }
 }

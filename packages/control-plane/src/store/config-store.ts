@@ -13,16 +13,16 @@ export interface ConfigStoreOptions {
    */
   onCommitted?: (version: number | null) => void | Promise<void>;
   log?: (message: string, err?: unknown) => void;
-  /**
-   * false for a store of entities that are no part of the configuration (RBAC's families): its writes bump no
-   * config version and report nothing; default true
-   */
-  versioned?: boolean;
 }
 
 export interface WriteOptions<T> {
   /** runs after `work`, in its transaction, with its result; a failure rolls the whole write back */
   inTransaction?: (trx: Executor, result: T) => Promise<void>;
+  /**
+   * false for a write of entities that are no part of the configuration (RBAC's families): it bumps no config
+   * version and reports nothing; default true
+   */
+  versioned?: boolean;
 }
 
 /**
@@ -85,10 +85,10 @@ export class ConfigStore {
     const result = await this.db.transaction().execute(async (trx) => {
       const out = await work(trx);
       await options.inTransaction?.(trx, out);
-      if (this.options.versioned !== false && !this.bumpedByCapture) version = await bumpVersion(trx);
+      if (options.versioned !== false && !this.bumpedByCapture) version = await bumpVersion(trx);
       return out;
     });
-    if (this.options.onCommitted && this.options.versioned !== false) {
+    if (this.options.onCommitted && options.versioned !== false) {
       try {
         await this.options.onCommitted(version);
       } catch (err) {

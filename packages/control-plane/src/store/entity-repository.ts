@@ -26,6 +26,8 @@ export interface PageQuery {
   jsonEquals?: Record<string, unknown>;
   /** leaves out rows that a row of another table references, e.g. { table: 'admins', column: 'rbac_user_id' } */
   notReferencedBy?: { table: string; column: string };
+  /** a condition on the row, written against this entity's table (the caller's read grants: EntityAccess.readable) */
+  where?: RawBuilder<boolean>;
 }
 
 export interface Page {
@@ -138,6 +140,7 @@ export class EntityRepository {
       const { table, column } = q.notReferencedBy;
       query = query.where(sql<boolean>`not exists (select 1 from ${sql.table(table)} r where r.${sql.ref(column)} = ${sql.table(this.def.name)}.id)`);
     }
+    if (q.where) query = query.where(q.where);
     if (q.tagsAll?.length) query = query.where(sql<boolean>`entity -> 'tags' ?& array[${sql.join(q.tagsAll)}]::text[]`);
     if (q.tagsAny?.length) query = query.where(sql<boolean>`entity -> 'tags' ?| array[${sql.join(q.tagsAny)}]::text[]`);
     const rows = await query.execute();
@@ -146,10 +149,11 @@ export class EntityRepository {
     return { items, next: more ? String(items[items.length - 1]!.id) : null };
   }
 
-  /** every row, ordered by id (snapshot building, cascades) */
-  async all(ex: Executor, foreign?: Record<string, string>): Promise<StoredEntity[]> {
+  /** every row, ordered by id (snapshot building, cascades); `where` as in PageQuery */
+  async all(ex: Executor, foreign?: Record<string, string>, where?: RawBuilder<boolean>): Promise<StoredEntity[]> {
     let query = ex.selectFrom(this.def.name).select('entity').orderBy('id');
     for (const [field, id] of Object.entries(foreign ?? {})) query = query.where(columnOf(this.def, field), '=', id);
+    if (where) query = query.where(where);
     return (await query.execute()).map((r) => r.entity);
   }
 }

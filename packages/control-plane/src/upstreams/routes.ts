@@ -1,7 +1,8 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Errors, HttpError, parseHostPort, rowOf, targets, upstreams, type Upstream } from '@gatehouse/core';
 import type { HealthChannel } from '@gatehouse/sync';
-import { param, sendList, writeInput, type AdminContext } from '../http/context';
+import { accessOf, param, sendList, writeInput, type AdminContext } from '../http/context';
+import type { EntityAccess } from '../service/entity-access';
 import type { EntityKind } from '../service/entity-kind';
 import { parseListQuery } from '../service/paging';
 import { isUuid } from '../service/references';
@@ -58,32 +59,33 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
   const upstreamKind = (): EntityKind => entities.kind('upstreams');
   const targetKind = (): EntityKind => entities.kind('targets');
 
-  const upstreamOf = async (req: Request): Promise<StoredEntity> => {
-    const found = await entities.find(upstreamKind(), param(req, 'parent'));
+  // the caller reads the upstream the path names, and the target it names unless the request writes that target
+  const upstreamOf = async (req: Request, res: Response): Promise<StoredEntity> => {
+    const found = await entities.find(upstreamKind(), param(req, 'parent'), undefined, undefined, accessOf(res));
     if (!found) throw Errors.notFound();
     return found;
   };
 
   /** a target of this upstream by id or by `host[:port]` (port 8000 when omitted) */
-  const findTarget = (upstreamId: string, ref: string): Promise<StoredEntity | null> =>
-    entities.find(targetKind(), ref, { field: 'upstream', id: upstreamId });
+  const findTarget = (upstreamId: string, ref: string, access?: EntityAccess): Promise<StoredEntity | null> =>
+    entities.find(targetKind(), ref, { field: 'upstream', id: upstreamId }, undefined, access);
 
-  const targetOf = async (req: Request, upstream: StoredEntity): Promise<StoredEntity> => {
-    const found = await findTarget(upstream.id, param(req, 'ref'));
+  const targetOf = async (req: Request, upstream: StoredEntity, access?: EntityAccess): Promise<StoredEntity> => {
+    const found = await findTarget(upstream.id, param(req, 'ref'), access);
     if (!found) throw Errors.notFound();
     return found;
   };
 
-  const listTargets = async (req: Request, res: Parameters<typeof sendList>[1]) => {
-    const upstream = await upstreamOf(req);
+  const listTargets = async (req: Request, res: Response) => {
+    const upstream = await upstreamOf(req, res);
     const q = parseListQuery(req.query);
-    sendList(req, res, q, await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id }));
+    sendList(req, res, q, await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id }, undefined, accessOf(res)));
   };
 
   resources.add('/upstreams/:parent/targets', {
     get: listTargets,
     post: async (req, res) => {
-      const upstream = await upstreamOf(req);
+      const upstream = await upstreamOf(req, res);
       res.status(201).json(await entities.create(targetKind(), writeInput(req, res), { field: 'upstream', id: upstream.id }));
     },
   });
@@ -91,16 +93,16 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
 
   resources.add('/upstreams/:parent/targets/:ref', {
     get: async (req, res) => {
-      const upstream = await upstreamOf(req);
-      res.json(entities.present(targetKind(), await targetOf(req, upstream)));
+      const upstream = await upstreamOf(req, res);
+      res.json(entities.present(targetKind(), await targetOf(req, upstream, accessOf(res))));
     },
     patch: async (req, res) => {
-      const upstream = await upstreamOf(req);
+      const upstream = await upstreamOf(req, res);
       const target = await targetOf(req, upstream);
       res.json(await entities.patch(targetKind(), target.id, writeInput(req, res), { field: 'upstream', id: upstream.id }));
     },
     put: async (req, res) => {
-      const upstream = await upstreamOf(req);
+      const upstream = await upstreamOf(req, res);
       const ref = param(req, 'ref');
       const scope = { field: 'upstream', id: upstream.id };
       const input = writeInput(req, res);
@@ -112,9 +114,9 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
       res.json(await entities.create(targetKind(), { ...input, body }, scope));
     },
     delete: async (req, res) => {
-      const upstream = await upstreamOf(req);
+      const upstream = await upstreamOf(req, res);
       const target = await targetOf(req, upstream);
-      await entities.remove(targetKind(), target.id, { field: 'upstream', id: upstream.id });
+      await entities.remove(targetKind(), target.id, { field: 'upstream', id: upstream.id }, writeInput(req, res));
       res.status(204).end();
     },
   });
@@ -123,7 +125,7 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
 
   resources.add('/upstreams/:parent/health', {
     get: async (req, res) => {
-      const upstream = rowOf(upstreams, await upstreamOf(req));
+      const upstream = rowOf(upstreams, await upstreamOf(req, res));
       const live = await reports();
       if (queryFlag(req, 'balancer_health')) {
         const view = balancerHealthView(upstream, live);
@@ -131,15 +133,15 @@ export function mountUpstreamRoutes(ctx: AdminContext, options: UpstreamRoutesOp
         return;
       }
       const q = parseListQuery(req.query);
-      const page = await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id });
+      const page = await entities.list(targetKind(), q, { field: 'upstream', id: upstream.id }, undefined, accessOf(res));
       const data = page.data.map((row) => targetHealthRow(upstream, row, live));
       sendList(req, res, q, { data, offset: page.offset });
     },
   });
 
-  const manual = (healthy: boolean, perAddress: boolean) => async (req: Parameters<typeof upstreamOf>[0], res: Parameters<typeof sendList>[1]) => {
-    const upstream = await upstreamOf(req);
-    const target = rowOf(targets, await targetOf(req, upstream));
+  const manual = (healthy: boolean, perAddress: boolean) => async (req: Request, res: Response) => {
+    const upstream = await upstreamOf(req, res);
+    const target = rowOf(targets, await targetOf(req, upstream, accessOf(res)));
     await options.health?.publishManual(manualCommand(upstream.id, target.target, healthy, perAddress ? param(req, 'address') : null));
     res.status(204).end();
   };
