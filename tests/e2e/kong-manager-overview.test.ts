@@ -7,16 +7,14 @@
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
-import { createTestDatabase, freePorts, spawnProcess, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
+import { createTestDatabase, freePorts, gatehouseNodeArgs, spawnProcess, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
 
 jest.setTimeout(240_000);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 const CHROMIUM = '/usr/bin/chromium';
 
 /** The Overview's cards, filled from GET / as Kong Manager fills them; each value is in a `[data-item]` element. */
@@ -76,7 +74,7 @@ describe("Kong Manager's Overview page in Chromium", () => {
     proxyTlsPort = proxyTls!;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     const url = new URL(db.url);
-    node = await spawnProcess(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+    node = await spawnProcess(process.execPath, gatehouseNodeArgs('start'), {
       name: 'gatehouse start (Kong names)',
       cwd: ROOT,
       env: {

@@ -10,6 +10,7 @@ import {
   createTestDatabase,
   deleteRedisPrefix,
   freePorts,
+  gatehouseNodeArgs,
   SHARED_REDIS_URL,
   spawnProcess,
   uniqueRedisPrefix,
@@ -18,8 +19,6 @@ import {
 } from '@gatehouse/testkit';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
-const TSX_IMPORT = ['--import', 'tsx'];
 
 export type TopologyName = 'embedded' | 'cluster';
 export const TOPOLOGIES: TopologyName[] = ['embedded', 'cluster'];
@@ -73,7 +72,7 @@ export interface TopologyOptions {
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
-  return spawnProcess(process.execPath, [...TSX_IMPORT, CLI, command], {
+  return spawnProcess(process.execPath, gatehouseNodeArgs(command), {
     name,
     cwd: ROOT,
     // one proxy process, as these tests were written for (E2E_WORKERS=<n> runs them with more); workers.test.ts runs two
