@@ -16,6 +16,8 @@ export default {
     },
   ],
   testTimeout: 60000,
+  // the CLI built once for the gatehouse processes the tests spawn (tests/support/cli-build.mjs)
+  globalSetup: '<rootDir>/tests/support/cli-build.mjs',
   reporters: ['default', '<rootDir>/tests/support/summary-reporter.cjs'],
   maxWorkers: 2,
 };

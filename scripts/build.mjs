@@ -6,7 +6,7 @@
 // installed. `pnpm typecheck` stays the type check; this only transpiles.
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = JSON.parse(readFileSync(`${root}packages/cli/package.json`, 'utf8'));
@@ -57,7 +57,7 @@ const banner = [
  * 7 MB bundle costs every process. esbuild escapes what is not ASCII in code (charset 'ascii'); what is left are
  * comments, where each such UTF-16 unit becomes '?' (one for one, so the source map's columns still hold).
  */
-function asciiComments(file) {
+export function asciiComments(file) {
   const text = readFileSync(file, 'utf8');
   if (!/[\u0080-\uffff]/.test(text)) return;
   const lines = text.split('\n');
@@ -79,12 +79,10 @@ function asciiComments(file) {
   writeFileSync(file, lines.join('\n'));
 }
 
-const started = Date.now();
-for (const [name, entries] of Object.entries(PACKAGES)) {
-  const dir = `${root}packages/${name}`;
-  rmSync(`${dir}/dist`, { recursive: true, force: true });
-  await build({
-    absWorkingDir: dir,
+/** esbuild's options for one package's entry points (paths relative to packages/<name>), written to its dist/ */
+export function packageBuildOptions(name, entries) {
+  return {
+    absWorkingDir: `${root}packages/${name}`,
     entryPoints: entries,
     outdir: 'dist',
     outbase: 'src',
@@ -99,7 +97,17 @@ for (const [name, entries] of Object.entries(PACKAGES)) {
     plugins: [pgliteDialectOnly],
     charset: 'ascii',
     logLevel: 'warning',
-  });
-  for (const file of readdirSync(`${dir}/dist`)) if (file.endsWith('.js')) asciiComments(`${dir}/dist/${file}`);
+  };
 }
-process.stdout.write(`built ${Object.keys(PACKAGES).length} packages in ${Date.now() - started} ms (external: ${EXTERNAL.join(', ')})\n`);
+
+// imported (by the tests' build of the CLI) it only lends its options; run, it builds every package
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const started = Date.now();
+  for (const [name, entries] of Object.entries(PACKAGES)) {
+    const dir = `${root}packages/${name}`;
+    rmSync(`${dir}/dist`, { recursive: true, force: true });
+    await build(packageBuildOptions(name, entries));
+    for (const file of readdirSync(`${dir}/dist`)) if (file.endsWith('.js')) asciiComments(`${dir}/dist/${file}`);
+  }
+  process.stdout.write(`built ${Object.keys(PACKAGES).length} packages in ${Date.now() - started} ms (external: ${EXTERNAL.join(', ')})\n`);
+}

@@ -1,34 +1,22 @@
 // gRPC figure: unary calls per second through a data plane (h2c listener, one gRPC route) against the same calls
-// made to the echo service directly, in alternating rounds (BENCH_ROUNDS). The client is @grpc/grpc-js in this
-// process, `connections` calls in flight on one channel. Target ≥ 0.5×. Beside it, the same unary call as gRPC-Web
+// made to the echo service directly, in rounds whose order alternates (BENCH_ROUNDS). The client is @grpc/grpc-js in
+// this process, `connections` calls in flight on one channel. Target ≥ 0.5×. Beside it, the same unary call as gRPC-Web
 // (binary, HTTP/1.1 through undici, `connections` sockets) through the grpc-web plugin, against gRPC through the data
 // plane: what the plugin's transcoding and HTTP/1.1 cost (no target in the issue).
 import { Pool } from 'undici';
 import { echoCaller } from '../e2e/support/grpc/echo-server';
-import { here, startScript } from './harness';
+import { closedLoopRate, here, startScript } from './harness';
+import { alternatingRounds } from './interleaved';
 
 /** Completed unary calls per second to `address` with `concurrency` calls in flight for `seconds`. */
 async function callsPerSecond(address: string, seconds: number, concurrency: number): Promise<{ rate: number; failures: number }> {
   const caller = echoCaller(address);
-  await caller.unary({ text: 'warm' });
-  const until = Date.now() + seconds * 1000;
-  let done = 0;
-  let failures = 0;
-  const loop = async () => {
-    while (Date.now() < until) {
-      try {
-        await caller.unary({ text: 'bench' });
-        done++;
-      } catch {
-        failures++;
-      }
-    }
-  };
-  const started = Date.now();
-  await Promise.all(Array.from({ length: concurrency }, loop));
-  const rate = done / ((Date.now() - started) / 1000);
-  caller.close();
-  return { rate, failures };
+  try {
+    await caller.unary({ text: 'warm' });
+    return await closedLoopRate(() => caller.unary({ text: 'bench' }), seconds, concurrency);
+  } finally {
+    caller.close();
+  }
 }
 
 /** A gRPC-Web binary frame of gatehouse.test.Note{text: "bench"} */
@@ -44,43 +32,28 @@ async function webCallsPerSecond(port: number, seconds: number, concurrency: num
     if (res.statusCode !== 200 || !body.toString('latin1').includes('grpc-status:0')) throw new Error(`grpc-web call answered ${res.statusCode}`);
   };
   await call();
-  const until = Date.now() + seconds * 1000;
-  let done = 0;
-  let failures = 0;
-  const loop = async () => {
-    while (Date.now() < until) {
-      try {
-        await call();
-        done++;
-      } catch {
-        failures++;
-      }
-    }
-  };
-  const started = Date.now();
-  await Promise.all(Array.from({ length: concurrency }, loop));
-  const rate = done / ((Date.now() - started) / 1000);
-  await pool.close();
-  return { rate, failures };
+  try {
+    return await closedLoopRate(call, seconds, concurrency);
+  } finally {
+    await pool.close();
+  }
 }
 
 export async function measureGrpc(opts: { seconds: number; connections: number; rounds: number }): Promise<void> {
   const upstream = await startScript(here('servers/grpc-upstream.ts'));
   const dp = await startScript(here('servers/dataplane-grpc.ts'), { UPSTREAM_PORT: String(upstream.port) });
   try {
-    const direct: number[] = [];
-    const gateway: number[] = [];
-    const web: number[] = [];
-    let failures = 0;
-    for (let round = 0; round < opts.rounds; round++) {
-      const a = await callsPerSecond(`127.0.0.1:${upstream.port}`, opts.seconds, opts.connections);
-      const b = await callsPerSecond(`127.0.0.1:${dp.port}`, opts.seconds, opts.connections);
-      const c = await webCallsPerSecond(dp.port, opts.seconds, opts.connections);
-      direct.push(a.rate);
-      gateway.push(b.rate);
-      web.push(c.rate);
-      failures += a.failures + b.failures + c.failures;
-    }
+    const [a, b, c] = await alternatingRounds(
+      [
+        () => callsPerSecond(`127.0.0.1:${upstream.port}`, opts.seconds, opts.connections),
+        () => callsPerSecond(`127.0.0.1:${dp.port}`, opts.seconds, opts.connections),
+        () => webCallsPerSecond(dp.port, opts.seconds, opts.connections),
+      ],
+      opts.rounds,
+    );
+    const rates = (results: Array<{ rate: number }>) => results.map((r) => r.rate);
+    const [direct, gateway, web] = [rates(a!), rates(b!), rates(c!)];
+    const failures = [...a!, ...b!, ...c!].reduce((sum, r) => sum + r.failures, 0);
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
     const show = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
     console.log('');

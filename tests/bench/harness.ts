@@ -65,6 +65,26 @@ export async function load(name: string, url: string, opts: { connections: numbe
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }
 
+/** Completed calls per second with `concurrency` calls of `call` in flight, one after another each, for `seconds`. */
+export async function closedLoopRate(call: () => Promise<unknown>, seconds: number, concurrency: number): Promise<{ rate: number; failures: number }> {
+  const until = Date.now() + seconds * 1000;
+  let done = 0;
+  let failures = 0;
+  const loop = async () => {
+    while (Date.now() < until) {
+      try {
+        await call();
+        done++;
+      } catch {
+        failures++;
+      }
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return { rate: done / ((Date.now() - started) / 1000), failures };
+}
+
 export function printTable(rows: LoadResult[], baseline: LoadResult): void {
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`${pad('target', 44)}${pad('req/s', 10)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('errors', 8)}${pad('non-2xx', 9)}${pad('ratio', 8)}p99 ratio (vs ${baseline.name})`);

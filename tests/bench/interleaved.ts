@@ -62,35 +62,44 @@ export function threadCpuMs(pid: number, tid: number): number | null {
   }
 }
 
+/** Runs each of `contenders` once a round, in an order that alternates (A B C, C B A, …); each one's results in round order. */
+export async function alternatingRounds<T>(contenders: Array<() => Promise<T>>, rounds: number): Promise<T[][]> {
+  const results = contenders.map((): T[] => []);
+  for (let round = 0; round < rounds; round++) {
+    const order = contenders.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) results[i]!.push(await contenders[i]!());
+  }
+  return results;
+}
+
 export async function interleaved(contenders: Contender[], opts: { connections: number; seconds: number; rounds?: number }): Promise<InterleavedResult[]> {
   const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 2);
   const perRound = Math.max(2, opts.seconds / rounds);
   const totals = contenders.map(() => ({ requests: 0, seconds: 0, serverMs: 0 as number | null, clientUs: 0, p50: [] as number[], p99: 0, errors: 0, non2xx: 0, rounds: [] as number[], cpuRounds: [] as number[] }));
   // warm-up: pools, JIT, TLS sessions
   for (const c of contenders) await autocannon({ url: c.url, connections: opts.connections, duration: 2, headers: c.headers });
-  for (let round = 0; round < rounds; round++) {
-    const order = contenders.map((_, i) => i);
-    if (round % 2 === 1) order.reverse();
-    for (const i of order) {
-      const c = contenders[i]!;
-      const t = totals[i]!;
-      const server0 = processCpuMs(c.pid);
-      const client0 = process.cpuUsage();
-      const r = await autocannon({ url: c.url, connections: opts.connections, duration: perRound, headers: c.headers });
-      const client = process.cpuUsage(client0);
-      const server1 = processCpuMs(c.pid);
-      t.requests += r.requests.total;
-      t.seconds += r.duration;
-      t.serverMs = server0 === null || server1 === null || t.serverMs === null ? null : t.serverMs + (server1 - server0);
-      t.clientUs += client.user + client.system;
-      t.p50.push(r.latency.p50);
-      t.p99 = Math.max(t.p99, r.latency.p99);
-      t.errors += r.errors + r.timeouts;
-      t.non2xx += r.non2xx;
-      t.rounds.push(r.requests.total / r.duration);
-      if (server0 !== null && server1 !== null && r.requests.total > 0) t.cpuRounds.push(((server1 - server0) * 1000) / r.requests.total);
-    }
-  }
+  const measureRound = async (c: Contender, t: (typeof totals)[number]) => {
+    const server0 = processCpuMs(c.pid);
+    const client0 = process.cpuUsage();
+    const r = await autocannon({ url: c.url, connections: opts.connections, duration: perRound, headers: c.headers });
+    const client = process.cpuUsage(client0);
+    const server1 = processCpuMs(c.pid);
+    t.requests += r.requests.total;
+    t.seconds += r.duration;
+    t.serverMs = server0 === null || server1 === null || t.serverMs === null ? null : t.serverMs + (server1 - server0);
+    t.clientUs += client.user + client.system;
+    t.p50.push(r.latency.p50);
+    t.p99 = Math.max(t.p99, r.latency.p99);
+    t.errors += r.errors + r.timeouts;
+    t.non2xx += r.non2xx;
+    t.rounds.push(r.requests.total / r.duration);
+    if (server0 !== null && server1 !== null && r.requests.total > 0) t.cpuRounds.push(((server1 - server0) * 1000) / r.requests.total);
+  };
+  await alternatingRounds(
+    contenders.map((c, i) => () => measureRound(c, totals[i]!)),
+    rounds,
+  );
   return contenders.map((c, i) => {
     const t = totals[i]!;
     return {

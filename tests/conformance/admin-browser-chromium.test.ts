@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { startAdminServer, type AdminServer } from '@gatehouse/control-plane';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, startPageServer, type PageServer } from '../support/chromium-pages';
 import { startAdmin, type AdminHarness } from './support/admin-harness';
 
 jest.setTimeout(120_000);
@@ -14,15 +12,13 @@ jest.setTimeout(120_000);
  * changes; a page under a name rebound to the admin's loopback address gets 421. Names resolve to 127.0.0.1 through
  * Chromium's host resolver rules, so each page has an origin of its own.
  */
-const CHROMIUM = '/usr/bin/chromium';
-
 /** what the page scripts below use of the browser (the test compiles without the DOM library) */
 interface PageGlobals {
   fetch(url: string, init?: Record<string, unknown>): Promise<{ status: number; type: string; json(): Promise<unknown> }>;
   document: { forms: Array<{ submit(): void }> };
 }
 
-let pages: Server;
+let pages: PageServer;
 let pagePort: number;
 let h: AdminHarness;
 let admin: AdminServer;
@@ -30,34 +26,21 @@ let adminUrl: string;
 let browser: Browser | null = null;
 
 beforeAll(async () => {
-  pages = createServer((req, res) => {
-    const host = String(req.headers.host);
-    res.setHeader('Content-Type', 'text/html');
-    // a page with a form that posts to the admin API, as a hostile page would
-    res.end(`<!doctype html><title>${host}</title><form method="POST" action="${adminUrl}/consumers"><input name="username" value="from-form"></form>`);
-  });
-  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-  pagePort = (pages.address() as AddressInfo).port;
+  // a page with a form that posts to the admin API, as a hostile page would
+  pages = await startPageServer((req) => `<!doctype html><title>${String(req.headers.host)}</title><form method="POST" action="${adminUrl}/consumers"><input name="username" value="from-form"></form>`);
+  pagePort = pages.port;
   h = await startAdmin('postgres', { adminGuiOrigins: [`http://manager.test:${pagePort}`] });
   admin = await startAdminServer(h.app, '127.0.0.1:0');
   adminUrl = `http://127.0.0.1:${admin.port}`;
-  if (!existsSync(CHROMIUM)) {
-    // outside CI a machine without chromium leaves this file's browser checks out; CI installs it (.ci/run)
-    if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: CI must install chromium`);
-    return;
-  }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP *.test 127.0.0.1'],
-  });
+  // null outside CI on a machine without chromium: this file's browser checks are left out
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
   await admin?.close();
   await h?.close();
-  await new Promise((resolve) => pages?.close(resolve));
+  await pages?.close();
 });
 
 async function pageOn(origin: string): Promise<Page> {

@@ -9,13 +9,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { stringify as toYaml } from 'yaml';
-import { startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { gatehouseNodeArgs, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
 import { adminClient, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 import { basicAuth } from './support/helpers';
 import { runConfigCommand } from '../../packages/cli/src/config-command';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 
 interface CliResult {
   code: number;
@@ -25,7 +24,7 @@ interface CliResult {
 
 function gatehouseConfig(args: string[], adminUrl: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, 'config', ...args, '--admin-url', adminUrl, '--no-progress'], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, gatehouseNodeArgs('config', ...args, '--admin-url', adminUrl, '--no-progress'), { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ code, stdout, stderr });
     });

@@ -9,12 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { freePorts, spawnProcess, startEchoUpstream, type EchoUpstream, type SpawnedProcess } from '@gatehouse/testkit';
+import { freePorts, gatehouseNodeArgs, spawnProcess, startEchoUpstream, type EchoUpstream, type SpawnedProcess } from '@gatehouse/testkit';
 
 jest.setTimeout(240_000);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 /** the admin API's and the proxy's certificates are the node's self-signed ones, as in a fresh Kong pod */
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
@@ -35,7 +34,7 @@ describe("gatehouse started with the KONG_* environment of Kong's Helm chart", (
     proxyUrl = `http://127.0.0.1:${proxyPort}`;
     proxyTlsUrl = `https://127.0.0.1:${proxyTlsPort}`;
     statusUrl = `http://127.0.0.1:${statusPort}`;
-    node = await spawnProcess(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+    node = await spawnProcess(process.execPath, gatehouseNodeArgs('start'), {
       name: 'gatehouse start (Helm env)',
       cwd: ROOT,
       env: {

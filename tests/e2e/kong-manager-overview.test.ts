@@ -4,20 +4,15 @@
 // card (type, user, host, port, ssl) and the proxy ports. The page reads the fields with the fallbacks of Kong
 // Manager's overview (src/pages/overview/Overview.vue: `configuration.proxy_listeners` first plain / first ssl entry,
 // `admin_listen[0]`, the datastore card only when `database` is 'postgres', '--' where a value is missing).
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { chromium, type Browser } from 'playwright-core';
-import { createTestDatabase, freePorts, spawnProcess, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
+import type { Browser } from 'playwright-core';
+import { createTestDatabase, freePorts, gatehouseNodeArgs, spawnProcess, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
+import { launchChromium, startPageServer, type PageServer } from '../support/chromium-pages';
 
 jest.setTimeout(240_000);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
-const CHROMIUM = '/usr/bin/chromium';
 
 /** The Overview's cards, filled from GET / as Kong Manager fills them; each value is in a `[data-item]` element. */
 function overviewPage(adminUrl: string): string {
@@ -56,7 +51,7 @@ fetch(${JSON.stringify(`${adminUrl}/`)}, { credentials: 'include' }).then((r) =>
 describe("Kong Manager's Overview page in Chromium", () => {
   let db: TestDatabase;
   let node: SpawnedProcess;
-  let pages: Server;
+  let pages: PageServer;
   let browser: Browser | null = null;
   let adminUrl: string;
   let managerOrigin: string;
@@ -65,18 +60,14 @@ describe("Kong Manager's Overview page in Chromium", () => {
 
   beforeAll(async () => {
     db = await createTestDatabase({ prefix: 'kong_overview' });
-    pages = createServer((_req, res) => {
-      res.setHeader('Content-Type', 'text/html');
-      res.end(overviewPage(adminUrl));
-    });
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    managerOrigin = `http://manager.test:${(pages.address() as AddressInfo).port}`;
+    pages = await startPageServer(() => overviewPage(adminUrl));
+    managerOrigin = `http://manager.test:${pages.port}`;
     const [proxy, proxyTls, adminPort] = await freePorts(3);
     proxyPort = proxy!;
     proxyTlsPort = proxyTls!;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     const url = new URL(db.url);
-    node = await spawnProcess(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+    node = await spawnProcess(process.execPath, gatehouseNodeArgs('start'), {
       name: 'gatehouse start (Kong names)',
       cwd: ROOT,
       env: {
@@ -95,22 +86,14 @@ describe("Kong Manager's Overview page in Chromium", () => {
       readyPattern: /proxy listening/,
       timeoutMs: Number(process.env.E2E_START_TIMEOUT_MS ?? 60_000),
     });
-    if (!existsSync(CHROMIUM)) {
-      // outside CI a machine without chromium leaves the browser check out; CI installs it (.ci/run)
-      if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: CI must install chromium`);
-      return;
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP *.test 127.0.0.1'],
-    });
+    // null outside CI on a machine without chromium: the browser check is left out
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
     await browser?.close();
     await node?.stop();
-    await new Promise((resolve) => pages?.close(resolve));
+    await pages?.close();
     await db?.drop();
   });
 

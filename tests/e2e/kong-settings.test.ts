@@ -7,17 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { createTestDatabase, freePorts, spawnProcess, startEchoUpstream, type EchoUpstream, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
+import { createTestDatabase, freePorts, gatehouseNodeArgs, spawnProcess, startEchoUpstream, type EchoUpstream, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
 
 jest.setTimeout(240_000);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 const KONG_DEFAULTS = join(ROOT, 'tests/e2e/fixtures/kong-defaults.conf');
 
 function check(conf: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, 'check', conf], { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn' } }, (err, stdout, stderr) =>
+    execFile(process.execPath, gatehouseNodeArgs('check', conf), { cwd: ROOT, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn' } }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -44,7 +43,7 @@ describe("gatehouse started from Kong's kong.conf defaults and docker-compose en
     adminUrl = `http://127.0.0.1:${adminPort}`;
     proxyUrl = `http://127.0.0.1:${proxyPort}`;
     statusUrl = `http://127.0.0.1:${statusPort}`;
-    node = await spawnProcess(process.execPath, ['--import', 'tsx', CLI, 'start', '--conf', KONG_DEFAULTS], {
+    node = await spawnProcess(process.execPath, gatehouseNodeArgs('start', '--conf', KONG_DEFAULTS), {
       name: 'gatehouse start --conf',
       cwd: ROOT,
       env: {

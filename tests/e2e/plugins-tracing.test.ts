@@ -1,14 +1,19 @@
 // opentelemetry and zipkin as Kong 3.9's specs exercise them (spec/03-plugins/37-opentelemetry, 34-zipkin), through
 // real processes in both topologies with GATEHOUSE_TRACING_INSTRUMENTATIONS=all and sampling 1: spans exported over
 // OTLP/HTTP to a local collector that decodes them with the OpenTelemetry project's protobuf classes, Zipkin v2 JSON
-// to a local receiver, trace ids taken from incoming headers and the headers injected upstream.
+// to a local receiver, trace ids taken from incoming headers and the headers injected upstream. The same processes
+// serve opentelemetry's `logs_endpoint` as spec/03-plugins/37-opentelemetry/04-exporter_spec exercises it ("exports
+// valid logs with/without tracing"): a post-function snippet writes with kong.log and ngx.log, and the lines reach
+// the collector as log records with Kong's attributes, with the request's trace when the plugin also traces.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startEchoUpstream, startLogCollector, startOtlpCollector, type CollectedSpan, type EchoUpstream, type LogCollector, type OtlpCollector } from '@gatehouse/testkit';
+import { startEchoUpstream, startLogCollector, startOtlpCollector, type CollectedLog, type CollectedSpan, type EchoUpstream, type LogCollector, type OtlpCollector } from '@gatehouse/testkit';
 import { cleanUp, waitUntil } from './support/helpers';
 import { createdThrough, jsonAdmin, proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 
 const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
 const FAST_QUEUE = { max_batch_size: 200, max_coalescing_delay: 0.05 };
+const LOGS_QUEUE = { max_batch_size: 1000, max_coalescing_delay: 0.05 };
+const SNIPPET = 'kong.log.info("this is a log from kong.log")\nngx.log(ngx.INFO, "this is a log from ngx.log")\nkong.log.debug("below the log level")';
 
 describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
   let topology: Topology;
@@ -31,7 +36,8 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
     upstream = await startEchoUpstream();
     collector = await startOtlpCollector();
     zipkinReceiver = await startLogCollector();
-    topology = await startTopology(name, { dataPlaneEnv: { GATEHOUSE_TRACING_INSTRUMENTATIONS: 'all', GATEHOUSE_TRACING_SAMPLING_RATE: '1' } });
+    // the data planes log at `info`, as Kong's logs spec runs at a verbose level: lines below it are not exported
+    topology = await startTopology(name, { dataPlaneEnv: { GATEHOUSE_TRACING_INSTRUMENTATIONS: 'all', GATEHOUSE_TRACING_SAMPLING_RATE: '1', GATEHOUSE_LOG_LEVEL: 'info' } });
     await createdThrough(topology.adminUrl, '/consumers', { username: 'tracer' });
     await createdThrough(topology.adminUrl, '/consumers/tracer/key-auth', { key: 'trace-key' });
     await routeWith('otel', [
@@ -42,6 +48,9 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
       { name: 'opentelemetry', config: { endpoint: collector.url, queue: FAST_QUEUE, propagation: { extract: ['b3'], inject: ['w3c', 'b3-single'], clear: ['x-b3-traceid', 'x-b3-spanid', 'x-b3-sampled'], default_format: 'w3c' } } },
     ]);
     await routeWith('zipkin', [{ name: 'zipkin', config: { http_endpoint: zipkinReceiver.url, sample_ratio: 1, static_tags: [{ name: 'env', value: 'e2e' }] } }]);
+    const postFunction = { name: 'post-function', config: { access: [SNIPPET] } };
+    await routeWith('traces_logs', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, logs_endpoint: collector.logsUrl, queue: LOGS_QUEUE } }, postFunction]);
+    await routeWith('logs', [{ name: 'opentelemetry', config: { logs_endpoint: collector.logsUrl, queue: LOGS_QUEUE, resource_attributes: { 'deployment.environment': 'e2e' } } }, postFunction]);
     await topology.converge();
   });
 
@@ -144,5 +153,53 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
     const tags = await jsonAdmin(topology.adminUrl, 'POST', '/plugins', { name: 'zipkin', config: { static_tags: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] } });
     expect(tags.status).toBe(400);
     expect(JSON.stringify(tags.body.fields)).toContain('repeated tags are not allowed: a');
+  });
+
+  describe('opentelemetry logs', () => {
+    async function logsOf(requestId: string): Promise<CollectedLog[]> {
+      const mine = () => collector.logs.filter((l) => l.attributes['request.id'] === requestId);
+      await waitUntil(`two log records of request ${requestId}`, () => mine().length >= 2);
+      return mine();
+    }
+
+    function expectKongLogs(logs: CollectedLog[]): void {
+      const byBody = new Map(logs.map((l) => [l.body, l]));
+      expect([...byBody.keys()].sort()).toEqual(['this is a log from kong.log', 'this is a log from ngx.log']);
+      for (const [body, line] of [['this is a log from kong.log', 1], ['this is a log from ngx.log', 2]] as const) {
+        const log = byBody.get(body)!;
+        expect(log).toMatchObject({ severityNumber: 9, severityText: 'INFO', scope: 'kong-internal' });
+        expect(log.attributes).toMatchObject({ 'introspection.source': SNIPPET, 'introspection.current.line': line, 'introspection.what': 'main' });
+        expect(log.timeNs > 0n && log.observedNs === log.timeNs).toBe(true);
+        expect(log.resource).toMatchObject({ 'service.name': 'kong', 'service.version': '3.9.0', 'service.instance.id': expect.any(String) });
+      }
+    }
+
+    it('exports the lines a snippet wrote, with the request id and the trace, span and flags of the traced request', async () => {
+      for (const dp of topology.dataPlanes) {
+        const traceId = hex(32);
+        const res = await proxied(`${dp.proxyUrl}/traces_logs`, { headers: { traceparent: `00-${traceId}-0123456789abcdef-01` } });
+        expect(res.status).toBe(200);
+        const logs = await logsOf(res.headers.get('x-kong-request-id')!);
+        expectKongLogs(logs);
+        await waitUntil('the post-function span', () => collector.spans.some((s) => s.traceId === traceId && s.name === 'kong.access.plugin.post-function'));
+        const span = collector.spans.find((s) => s.traceId === traceId && s.name === 'kong.access.plugin.post-function')!;
+        for (const log of logs) expect(log).toMatchObject({ traceId, spanId: span.spanId, flags: 1 });
+      }
+    });
+
+    it('exports them without a trace when the plugin only has logs_endpoint, under its resource attributes', async () => {
+      for (const dp of topology.dataPlanes) {
+        const res = await proxied(`${dp.proxyUrl}/logs`);
+        expect(res.status).toBe(200);
+        const logs = await logsOf(res.headers.get('x-kong-request-id')!);
+        expectKongLogs(logs);
+        for (const log of logs) {
+          expect(log.traceId).toBe('');
+          expect(log.resource['deployment.environment']).toBe('e2e');
+        }
+        // nothing below the node's log level (info): the debug line is not among what was sent
+        expect(collector.logs.some((l) => l.body === 'below the log level')).toBe(false);
+      }
+    });
   });
 });

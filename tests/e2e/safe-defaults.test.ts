@@ -5,12 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, jest } from '@jest/globals';
-import { freePorts, spawnProcess, type SpawnedProcess } from '@gatehouse/testkit';
+import { freePorts, gatehouseNodeArgs, spawnProcess, type SpawnedProcess } from '@gatehouse/testkit';
 
 jest.setTimeout(120_000);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 const dirs: string[] = [];
 const running: SpawnedProcess[] = [];
 
@@ -22,7 +21,7 @@ afterAll(async () => {
 function gatehouse(command: string, env: NodeJS.ProcessEnv, readyPattern?: RegExp): Promise<SpawnedProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-safe-defaults-'));
   dirs.push(dir);
-  return spawnProcess(process.execPath, ['--import', 'tsx', CLI, command], {
+  return spawnProcess(process.execPath, gatehouseNodeArgs(command), {
     name: `gatehouse ${command}`,
     cwd: ROOT,
     env: { GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_PROXY_TLS_LISTEN: 'off', GATEHOUSE_WORKERS: '1', ...env },

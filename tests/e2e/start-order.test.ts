@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, jest } from '@jest/globals';
-import { freePorts, spawnProcess, type SpawnedProcess } from '@gatehouse/testkit';
+import { freePorts, gatehouseNodeArgs, spawnProcess, type SpawnedProcess } from '@gatehouse/testkit';
 
 jest.setTimeout(420_000);
 
@@ -55,7 +55,7 @@ describe('gatehouse start', () => {
     // the watchers start before the process: they see the first moment each port opens
     const atAdmin = othersWhenFirstAccepts(admin, proxies, START_MS);
     const atStatus = othersWhenFirstAccepts(status, proxies, START_MS);
-    starting = spawnProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'packages/cli/src/main.ts'), 'start'], {
+    starting = spawnProcess(process.execPath, gatehouseNodeArgs('start'), {
       name: 'gatehouse start',
       cwd: ROOT,
       env: {

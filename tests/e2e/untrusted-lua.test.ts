@@ -7,13 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { createTestDatabase, freePorts, spawnProcess, startEchoUpstream, type EchoUpstream, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
+import { createTestDatabase, freePorts, gatehouseNodeArgs, spawnProcess, startEchoUpstream, type EchoUpstream, type SpawnedProcess, type TestDatabase } from '@gatehouse/testkit';
 import { waitUntil } from './support/helpers';
 
 jest.setTimeout(240_000);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
 const OFF = "loading of untrusted Lua code disabled because 'untrusted_lua' config option is set to 'off'";
 
 interface Node {
@@ -26,7 +25,7 @@ interface Node {
 async function startNode(env: NodeJS.ProcessEnv): Promise<Node> {
   const db = await createTestDatabase({ prefix: 'untrusted_lua' });
   const [proxyPort, adminPort] = await freePorts(2);
-  const process = await spawnProcess(globalThis.process.execPath, ['--import', 'tsx', CLI, 'start'], {
+  const process = await spawnProcess(globalThis.process.execPath, gatehouseNodeArgs('start'), {
     name: 'gatehouse start (untrusted_lua)',
     cwd: ROOT,
     env: {

@@ -19,3 +19,4 @@ export * from './prometheus-text';
 export * from './seeded-random';
 export * from './raw-http2';
 export * from './otlp-collector';
+export * from './gatehouse-cli';

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
+import { freePort } from './ports';
 import { startRedisServer, type RedisServerHandle } from './redis';
 
 const run = promisify(execFile);
@@ -31,6 +32,20 @@ async function ask<T>(node: RedisServerHandle, f: (r: Redis) => Promise<T>): Pro
 }
 
 /**
+ * One cluster node, its cluster bus on a free port of its own (by default Redis takes the port 10000 above the
+ * client port, which another process may hold); a port taken between choosing and binding it is chosen again.
+ */
+async function startClusterNode(args: string[], attempts = 3): Promise<RedisServerHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisServer({ extraArgs: [...args, '--cluster-port', String(await freePort())] });
+    } catch (err) {
+      if (attempt >= attempts || !/Address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+/**
  * Starts a Redis Cluster of its own: `masters` redis-server processes with cluster mode on (and `replicasPerMaster`
  * replicas of each), on free ports, joined with `redis-cli --cluster create`; a failed node is detected after one
  * second. Nothing is persisted. Stopped by PID.
@@ -39,7 +54,14 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 1;
   const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000), '--cluster-replica-validity-factor', '0'];
-  const nodes = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startRedisServer({ extraArgs: args })));
+  const starts = await Promise.allSettled(Array.from({ length: masters * (1 + replicas) }, () => startClusterNode(args)));
+  const nodes = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    // the nodes that did start must not outlive the failure (nor keep the test process alive)
+    await Promise.all(nodes.map((n) => n.stop()));
+    throw failed.reason;
+  }
   const stop = async () => void (await Promise.all(nodes.map((n) => n.stop())));
   try {
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 });

@@ -10,6 +10,7 @@ import {
   createTestDatabase,
   deleteRedisPrefix,
   freePorts,
+  gatehouseNodeArgs,
   SHARED_REDIS_URL,
   spawnProcess,
   uniqueRedisPrefix,
@@ -18,8 +19,6 @@ import {
 } from '@gatehouse/testkit';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'packages/cli/src/main.ts');
-const TSX_IMPORT = ['--import', 'tsx'];
 
 export type TopologyName = 'embedded' | 'cluster';
 export const TOPOLOGIES: TopologyName[] = ['embedded', 'cluster'];
@@ -73,7 +72,7 @@ export interface TopologyOptions {
 }
 
 function cliProcess(name: string, command: string, env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<SpawnedProcess> {
-  return spawnProcess(process.execPath, [...TSX_IMPORT, CLI, command], {
+  return spawnProcess(process.execPath, gatehouseNodeArgs(command), {
     name,
     cwd: ROOT,
     // one proxy process, as these tests were written for (E2E_WORKERS=<n> runs them with more); workers.test.ts runs two
@@ -111,6 +110,10 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+function fulfilled<T>(results: Array<PromiseSettledResult<T>>): T[] {
+  return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }
 
 function dataPlaneEnvOf(opts: TopologyOptions, index: number): NodeJS.ProcessEnv {
@@ -151,12 +154,13 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
     const common = { ...opts.env, REDIS_URL: redisUrl, GATEHOUSE_REDIS_PREFIX: prefix, GATEHOUSE_CLUSTER_SECRET: secret };
     cpEnv = { ...common, DATABASE_URL: database.url, GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`, GATEHOUSE_DATA_DIR: join(dir, 'cp') };
     controlPlane = await cliProcess('gatehouse control-plane', 'control-plane', cpEnv, /admin API listening/);
+    // the other control planes and the data planes start side by side once the first control plane has migrated
     const morePorts = await freePorts(Math.max(0, (opts.controlPlanes ?? 1) - 1));
-    for (const [i, port] of morePorts.entries()) {
+    const startingControlPlanes = morePorts.map(async (port, i) => {
       const env = { ...cpEnv, GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${port}`, GATEHOUSE_DATA_DIR: join(dir, `cp${i + 1}`) };
-      extraControlPlanes.push({ adminUrl: `http://127.0.0.1:${port}`, process: await cliProcess(`gatehouse control-plane ${i + 1}`, 'control-plane', env, /admin API listening/) });
-    }
-    for (let i = 0; i < count; i++) {
+      return { adminUrl: `http://127.0.0.1:${port}`, process: await cliProcess(`gatehouse control-plane ${i + 1}`, 'control-plane', env, /admin API listening/) };
+    });
+    const startingDataPlanes = Array.from({ length: count }, async (_, i): Promise<DataPlaneHandle> => {
       const proxyPort = ports[1 + i * 2]!;
       const statusPort = ports[2 + i * 2]!;
       const env = {
@@ -169,7 +173,17 @@ export async function startTopology(name: TopologyName, opts: TopologyOptions = 
         GATEHOUSE_PROXY_TLS_LISTEN: `127.0.0.1:${tlsPort(i)}${opts.proxyTlsListenFlags ?? ''}`,
       };
       const proc = await cliProcess(`gatehouse data-plane ${i}`, 'data-plane', env, /status API listening/);
-      dataPlanes.push({ proxyUrl: `http://127.0.0.1:${proxyPort}`, proxyTlsUrl: `https://127.0.0.1:${tlsPort(i)}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc });
+      return { proxyUrl: `http://127.0.0.1:${proxyPort}`, proxyTlsUrl: `https://127.0.0.1:${tlsPort(i)}`, statusUrl: `http://127.0.0.1:${statusPort}`, dataDir: env.GATEHOUSE_DATA_DIR, env, process: proc };
+    });
+    const [controlPlaneStarts, dataPlaneStarts] = await Promise.all([Promise.allSettled(startingControlPlanes), Promise.allSettled(startingDataPlanes)]);
+    extraControlPlanes.push(...fulfilled(controlPlaneStarts));
+    dataPlanes.push(...fulfilled(dataPlaneStarts));
+    const failed = [...controlPlaneStarts, ...dataPlaneStarts].find((s) => s.status === 'rejected');
+    if (failed) {
+      // what did start must not outlive the failure
+      await Promise.all([controlPlane.stop(), ...extraControlPlanes.map((cp) => cp.process.stop()), ...dataPlanes.map((dp) => dp.process.stop())]);
+      await database.drop().catch(() => {});
+      throw failed.reason;
     }
   }
 
