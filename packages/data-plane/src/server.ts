@@ -27,6 +27,7 @@ import { connectionTimeouts } from './connection-timeouts';
 import { peerAddress, TrustedProxies } from './proxy/client-ip';
 import type { Forwarder, ForwarderKind } from './proxy/forwarder';
 import { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
+import { Http1Forwarder } from './proxy/http1-forwarder';
 import { normalizePath } from './proxy/normalize-path';
 import { requestFacts } from './proxy/request-facts';
 import { ProxyErrors, renderPluginResponse, sendFixed, sendOnSocket, sendPluginResponse, setErrorDefaultType, type FixedResponse } from './proxy/responses';
@@ -53,7 +54,7 @@ export interface DataPlaneServerOptions {
   holder: ConfigHolder;
   /** `host:port`, a port, or `{host, port}`; port 0 picks a free one */
   listen: ListenAddress;
-  /** `undici` (default), `http-proxy`, or a Forwarder of your own */
+  /** `http1` (default: the gateway's own HTTP/1.1 client, undici for the rest), `undici`, `http-proxy`, or a Forwarder of your own */
   forwarder?: Forwarder | ForwarderKind;
   undici?: UndiciForwarderOptions;
   /** long-lived services handed to plugins (ctx.runtime) */
@@ -142,7 +143,8 @@ const defaultLogger: DataPlaneLogger = {
 };
 
 function makeForwarder(choice: DataPlaneServerOptions['forwarder'], undici: UndiciForwarderOptions | undefined): Forwarder {
-  if (choice === undefined || choice === 'undici') return new UndiciForwarder(undici);
+  if (choice === undefined || choice === 'http1') return new Http1Forwarder(undici);
+  if (choice === 'undici') return new UndiciForwarder(undici);
   if (choice === 'http-proxy') return new HttpProxyForwarder();
   return choice;
 }
