@@ -42,6 +42,12 @@ export class ResponseRelay implements UpstreamHandler {
    * so a client that has the whole body finds the entry in place, even in a store another process holds
    */
   private tail: Buffer | null = null;
+  /**
+   * the Content-Length of a response relayed as it comes: a first chunk that long is the whole body, and goes out with
+   * the head in one write (`ended`)
+   */
+  private wholeLength = -1;
+  private ended = false;
   /** Kong's response_buffering: the head and body held until the body is whole (or past the limit) */
   private pending: { status: number; headers: string[]; chunks: Buffer[]; size: number } | null = null;
   /** plugin-set headers that replace the upstream's of the same name */
@@ -105,7 +111,9 @@ export class ResponseRelay implements UpstreamHandler {
         via = via === null ? latin1(rawHeaders[i + 1]!) : `${via}, ${latin1(rawHeaders[i + 1]!)}`;
         continue;
       }
-      headers.push(name, latin1(rawHeaders[i + 1]!));
+      const value = latin1(rawHeaders[i + 1]!);
+      if (name.length === 14 && name.toLowerCase() === 'content-length') this.wholeLength = Number(value);
+      headers.push(name, value);
     }
     if (extra !== null) for (const [name, value] of extra) headers.push(name, value);
     if (trace !== null) stampProxiedResponse(headers, trace, via);
@@ -168,7 +176,12 @@ export class ResponseRelay implements UpstreamHandler {
         this.res.write(this.tail);
         this.tail = null;
       }
+    } else if (chunk.length === this.wholeLength) {
+      this.ended = true;
+      this.res.end(chunk);
+      return true;
     }
+    this.wholeLength = -1;
     if (this.res.write(chunk)) return true;
     this.res.once('drain', this.resume!);
     return false;
@@ -177,6 +190,7 @@ export class ResponseRelay implements UpstreamHandler {
   onComplete(): void {
     this.done = true;
     this.observer?.onEnd();
+    if (this.ended) return;
     const pending = this.pending;
     if (pending !== null) {
       this.pending = null;
@@ -239,6 +253,8 @@ export class ResponseRelay implements UpstreamHandler {
 
   onError(err: Error): void {
     if (this.done) return;
+    // the whole body went out already: what failed after it does not concern the client
+    if (this.ended) return this.onComplete();
     this.done = true;
     if (err instanceof RequestRefused && !this.res.headersSent) return sendPluginResponse(this.res, err.response);
     // a held response cut short goes out as far as it came, then the connection is cut, as when streamed
