@@ -99,6 +99,34 @@ describe('forwarding over the HTTP/1.1 client', () => {
     await closedUpstream;
   });
 
+  it('relays a large body intact to a client that stops reading for a while, then reuses the connection', async () => {
+    const big = Buffer.alloc(8 * 1024 * 1024, 'abcdefgh');
+    let connections = 0;
+    const upstream = createHttpServer((req, res) => res.end(req.url === '/big' ? big : 'small'));
+    upstream.on('connection', () => connections++);
+    const port = await gateway(target(await listening(upstream)));
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/big', agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.once('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          // the gateway's buffers fill while the client does not read: the upstream connection is paused
+          res.pause();
+          setTimeout(() => {
+            res.on('data', (more: Buffer) => chunks.push(more));
+            res.resume();
+          }, 200);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(received.equals(big)).toBe(true);
+    expect((await get(port, '/small')).body).toBe('small');
+    expect(connections).toBe(1);
+  });
+
   it('hands a streamed request body to the general client', async () => {
     const upstream = createHttpServer((req, res) => {
       let received = '';
