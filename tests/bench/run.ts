@@ -56,7 +56,8 @@ interface Target {
 const targets: Target[] = [
   { name: '(b) undici forwarder + Map key check', script: 'servers/forwarder-undici.ts', headers: { apikey: API_KEY } },
   { name: '(c) http-proxy forwarder + Map key check', script: 'servers/forwarder-http-proxy.ts', headers: { apikey: API_KEY } },
-  { name: 'gatehouse data plane, key-auth (undici)', script: 'servers/dataplane-key-auth.ts', headers: { apikey: API_KEY } },
+  { name: 'gatehouse data plane, key-auth (http1)', script: 'servers/dataplane-key-auth.ts', headers: { apikey: API_KEY } },
+  { name: 'gatehouse data plane, key-auth (undici)', script: 'servers/dataplane-key-auth.ts', env: { FORWARDER: 'undici' }, headers: { apikey: API_KEY } },
   { name: 'gatehouse data plane, key-auth (http-proxy)', script: 'servers/dataplane-key-auth.ts', env: { FORWARDER: 'http-proxy' }, headers: { apikey: API_KEY } },
   { name: 'gatehouse, key-auth + rate-limiting local', script: 'servers/dataplane-rate-limiting-local.ts', headers: { apikey: API_KEY }, optional: true },
   { name: 'gatehouse, key-auth + rate-limiting redis', script: 'servers/dataplane-rate-limiting-redis.ts', headers: { apikey: API_KEY }, optional: true },
@@ -92,10 +93,10 @@ async function main(): Promise<void> {
     printTable(rows, baseline);
     const direct = rows.find((r) => r.name.startsWith('(a)'));
     if (direct) console.log(`\n(ratios against ${baseline.name}; the upstream alone served ${direct.rps.toFixed(0)} req/s)`);
-    const keyAuth = rows.find((r) => r.name === 'gatehouse data plane, key-auth (undici)');
+    const keyAuth = rows.find((r) => r.name === 'gatehouse data plane, key-auth (http1)');
     if (keyAuth && baseline.name.startsWith('(b)')) {
       console.log(
-        `hot path, one process: key-auth ${(keyAuth.rps / baseline.rps).toFixed(2)}× the minimal undici forwarder's throughput (target ≥ 1.0×), ` +
+        `hot path, one process: key-auth (default forwarder) ${(keyAuth.rps / baseline.rps).toFixed(2)}× the minimal undici forwarder's throughput (target ≥ 1.0×), ` +
           `p99 ${(keyAuth.p99 / baseline.p99).toFixed(2)}× its p99 (target ≤ 1.2×)`,
       );
     }

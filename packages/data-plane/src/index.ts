@@ -9,6 +9,7 @@ export { Exchange } from './pipeline/exchange';
 export type { Forwarder, ForwarderKind } from './proxy/forwarder';
 export { UndiciForwarder, type UndiciForwarderOptions } from './proxy/undici-forwarder';
 export { HttpProxyForwarder } from './proxy/http-proxy-forwarder';
+export { Http1Forwarder } from './proxy/http1-forwarder';
 export { upstreamPath } from './proxy/upstream-path';
 export { parseTrustedIps, TrustedProxies } from './proxy/client-ip';
 export type { UpstreamRequest } from './proxy/upstream-request';

@@ -49,7 +49,7 @@ export interface RunningDataPlane {
 
 export const quietLog = { error: () => undefined, warn: () => undefined };
 
-export async function startDataPlane(snapshot: Snapshot | null, forwarder: ForwarderKind = 'undici'): Promise<RunningDataPlane> {
+export async function startDataPlane(snapshot: Snapshot | null, forwarder?: ForwarderKind): Promise<RunningDataPlane> {
   const holder = new ConfigHolder(snapshot ? compile(snapshot) : undefined);
   const dp = await createDataPlaneServer({ holder, listen: { host: '127.0.0.1', port: 0 }, forwarder, log: quietLog });
   return {

@@ -114,7 +114,7 @@ function upgrade(port: number, path: string, headers: Record<string, string> = {
   });
 }
 
-describe.each(['undici', 'http-proxy'] as const)('gateway headers (%s)', (forwarder) => {
+describe.each(['http1', 'undici', 'http-proxy'] as const)('gateway headers (%s)', (forwarder) => {
   let echo: EchoUpstream;
   let gw: Gateway;
   let off: Gateway;

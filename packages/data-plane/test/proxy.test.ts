@@ -11,7 +11,7 @@ const SPOOFED = {
   'x-anonymous-consumer': 'true',
 };
 
-describe.each(['undici', 'http-proxy'] as const)('proxy through %s', (forwarder) => {
+describe.each(['http1', 'undici', 'http-proxy'] as const)('proxy through %s', (forwarder) => {
   let echo: EchoUpstream;
   let gw: RunningDataPlane;
   let snapshot: Snapshot;

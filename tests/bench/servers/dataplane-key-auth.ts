@@ -1,5 +1,5 @@
 // Target (d): a Gatehouse data plane serving one route with key-auth, built from a snapshot like any other.
-// FORWARDER=undici (default) or http-proxy selects the forwarding engine; EXTRA_CONSUMERS=<n> adds n more consumers
+// FORWARDER=http1 (default), undici or http-proxy selects the forwarding engine; EXTRA_CONSUMERS=<n> adds n more consumers
 // with a key each (a configuration at scale, served by the same process).
 import { randomUUID } from 'node:crypto';
 import { compile, ConfigHolder, createDataPlaneServer } from '@gatehouse/data-plane';
@@ -25,6 +25,6 @@ holder.swap(compile(snapshot));
 const server = await createDataPlaneServer({
   holder,
   listen: { host: '127.0.0.1', port: Number(process.env.PORT ?? 0) },
-  forwarder: (process.env.FORWARDER as 'undici' | 'http-proxy' | undefined) ?? 'undici',
+  forwarder: (process.env.FORWARDER as 'http1' | 'undici' | 'http-proxy' | undefined) ?? 'http1',
 });
 process.stdout.write(`LISTENING ${server.port}\n`);

@@ -10,7 +10,7 @@ import type { LaneResponse } from './lane-response';
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** forwarders that write through the part of ServerResponse the lane's response has (http-proxy pipes streams) */
-const LANE_FORWARDERS = new Set(['undici']);
+const LANE_FORWARDERS = new Set(['http1', 'undici']);
 
 /**
  * Whether the plain listener runs the front lane: GATEHOUSE_FRONT_LANE=off turns it off; the option, when given,

@@ -26,7 +26,7 @@ export interface DataPlaneServerOptions {
   holder: ConfigHolder;
   /** `host:port`, a port, or `{host, port}`; port 0 picks a free one */
   listen: ListenAddress;
-  /** `undici` (default), `http-proxy`, or a Forwarder of your own */
+  /** `http1` (default: the gateway's own HTTP/1.1 client, undici for the rest), `undici`, `http-proxy`, or a Forwarder of your own */
   forwarder?: Forwarder | ForwarderKind;
   undici?: UndiciForwarderOptions;
   /** long-lived services handed to plugins (ctx.runtime) */

@@ -12,6 +12,7 @@ import { peerAddress, TrustedProxies } from '../proxy/client-ip';
 import { countRequest } from '../proxy/connection-count';
 import type { Forwarder } from '../proxy/forwarder';
 import { HttpProxyForwarder } from '../proxy/http-proxy-forwarder';
+import { Http1Forwarder } from '../proxy/http1-forwarder';
 import { setErrorDefaultType } from '../proxy/responses';
 import { UndiciForwarder, type UndiciForwarderOptions } from '../proxy/undici-forwarder';
 import { UpgradeRelay } from '../proxy/websocket';
@@ -34,7 +35,8 @@ const defaultLogger: DataPlaneLogger = {
 };
 
 function makeForwarder(choice: DataPlaneServerOptions['forwarder'], undici: UndiciForwarderOptions | undefined): Forwarder {
-  if (choice === undefined || choice === 'undici') return new UndiciForwarder(undici);
+  if (choice === undefined || choice === 'http1') return new Http1Forwarder(undici);
+  if (choice === 'undici') return new UndiciForwarder(undici);
   if (choice === 'http-proxy') return new HttpProxyForwarder();
   return choice;
 }

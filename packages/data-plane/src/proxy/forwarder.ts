@@ -28,7 +28,7 @@ export interface ForwardObserver {
   onFailure(err: Error, replayable: boolean): UpstreamRequest | null;
 }
 
-export type ForwarderKind = 'undici' | 'http-proxy';
+export type ForwarderKind = 'http1' | 'undici' | 'http-proxy';
 
 /** Upstream response headers that are about the upstream connection, not the response. */
 export const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);

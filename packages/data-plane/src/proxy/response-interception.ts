@@ -3,6 +3,11 @@ import type { ServerResponse } from 'node:http';
 import type { UpstreamResponse } from '@gatehouse/plugins';
 import { HOP_BY_HOP_RESPONSE } from './forwarder';
 
+/** One header name or value as a client reads it off the wire: bytes (undici) or a latin1 string (llhttp). */
+export type RawHeader = Buffer | string;
+
+export const latin1 = (raw: RawHeader): string => (typeof raw === 'string' ? raw : raw.toString('latin1'));
+
 /**
  * One upstream response seen by the plugins' response hooks before it is sent. Hooks edit `headers` in place and may
  * ask for the body: `transformBody` holds the response back until the body is complete (bounded by `limit`; past it,
@@ -17,15 +22,15 @@ export class InterceptedResponse implements UpstreamResponse {
 
   constructor(
     public status: number,
-    rawHeaders: Buffer[],
+    rawHeaders: readonly RawHeader[],
     extra: ReadonlyMap<string, string> | null,
   ) {
     let replaced: Record<string, string | string[]> | undefined;
     for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!.toString('latin1').toLowerCase();
+      const name = latin1(rawHeaders[i]!).toLowerCase();
       if (HOP_BY_HOP_RESPONSE.has(name)) continue;
       const into = extra !== null && extra.has(name) ? (replaced ??= {}) : this.headers;
-      const value = rawHeaders[i + 1]!.toString('latin1');
+      const value = latin1(rawHeaders[i + 1]!);
       const seen = into[name];
       into[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
     }

@@ -1,0 +1,271 @@
+import { connect, type Socket } from 'node:net';
+import type { UpstreamHandler } from '../proxy/response-relay';
+import { badUpgrade, bodyTimeout, connectTimeout, headersTimeout, invalidResponse, isConnectionLoss, otherSideClosed } from './errors';
+import { HTTPParser, type LlhttpParser, type OnHeadersComplete } from './llhttp';
+import type { Http1Request } from './request-head';
+
+/** What a connection tells the pool that holds it. */
+export interface ConnectionOwner {
+  /** how long an idle connection is kept when the upstream names no shorter time (ms) */
+  readonly keepAliveTimeout: number;
+  /** the exchange is complete and the connection can carry another, for `keepAliveMs` at most */
+  idle(connection: Http1Connection, keepAliveMs: number): void;
+  /** the connection is closed */
+  gone(connection: Http1Connection): void;
+  /** a request lost with a kept-alive connection before any answer, sent again on a new connection */
+  resend(request: Http1Request, handler: UpstreamHandler): void;
+}
+
+export interface ConnectionTarget {
+  host: string;
+  port: number;
+  connectTimeout: number;
+}
+
+/** the largest body sent in one write with its head; a larger one follows it (corked, one writev) */
+const COALESCE_LIMIT = 16 * 1024;
+/** undici's margin under the time an upstream's `Keep-Alive: timeout=` names (ms), and its ceiling */
+const KEEP_ALIVE_MARGIN = 2_000;
+const KEEP_ALIVE_MAX = 600_000;
+const KEEP_ALIVE_HINT = /timeout=(\d+)/;
+
+/**
+ * One keep-alive HTTP/1.1 connection to an upstream, one exchange at a time: the request goes out in one write, the
+ * response is parsed by llhttp (Node's own parser, strict: a response with bad framing, both Content-Length and
+ * Transfer-Encoding, or bad header syntax fails the exchange with a 502) and handed to the handler as it comes. The
+ * connection goes back to its pool only after a complete response that allows it, with nothing after it.
+ */
+export class Http1Connection {
+  readonly socket: Socket;
+  /** until when an idle connection may be taken again (ms since the epoch); the pool sets it */
+  keepAliveUntil = 0;
+  private readonly parser: LlhttpParser;
+  private request: Http1Request | null = null;
+  private handler: UpstreamHandler | null = null;
+  private connected = false;
+  /** exchanges completed on this connection: one that has served before may have been closed under the next */
+  private served = 0;
+  private retried = false;
+  /** head lines that came in parts (a long head), before the head completed */
+  private parts: string[] | null = null;
+  /** the exchange's final (non-1xx) head arrived; its body is being read */
+  private headed = false;
+  /** a response to the exchange began: from then on it is never sent again */
+  private began = false;
+  private keepAlive = false;
+  private keepAliveMs = 0;
+  /** the exchange completed inside the current parse: the connection is settled once the parse is over */
+  private completed = false;
+  /** the upstream sent a message after the complete response: the connection is not used again */
+  private unsolicited = false;
+  private paused = false;
+  private timeoutMs: number;
+  /** why the exchange fails, reported once the socket has closed */
+  private failure: Error | null = null;
+
+  constructor(
+    private readonly owner: ConnectionOwner,
+    target: ConnectionTarget,
+  ) {
+    const host = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
+    const socket = (this.socket = connect({ host, port: target.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }));
+    this.timeoutMs = target.connectTimeout;
+    socket.setTimeout(target.connectTimeout);
+    const parser = (this.parser = new HTTPParser());
+    parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    parser[HTTPParser.kOnMessageBegin] = () => this.messageBegins();
+    parser[HTTPParser.kOnHeaders] = (headers: string[]) => this.headerPart(headers);
+    parser[HTTPParser.kOnHeadersComplete] = ((_major, _minor, headers, _method, _url, status, _text, upgrade, keepAlive) =>
+      this.headersComplete(headers, status, upgrade, keepAlive)) satisfies OnHeadersComplete;
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.body(chunk);
+    parser[HTTPParser.kOnMessageComplete] = () => this.messageComplete();
+    socket.on('connect', () => {
+      this.connected = true;
+      this.setTimeout(this.request?.readTimeout ?? this.timeoutMs);
+    });
+    socket.on('data', (chunk: Buffer) => this.received(chunk));
+    socket.on('end', () => this.ended());
+    socket.on('timeout', () => this.timedOut());
+    socket.on('error', (err) => (this.failure ??= err));
+    socket.on('close', () => this.closed());
+  }
+
+  /** Aborts the exchange in flight (the client left): the connection is closed, as its answer may still come. */
+  readonly abort = (err?: Error): void => {
+    const handler = this.handler;
+    if (handler === null) return;
+    this.handler = null;
+    this.request = null;
+    this.socket.destroy();
+    handler.onError(err ?? new Error('request aborted'));
+  };
+
+  /** Ends a pause the handler asked for (its client can take more). */
+  readonly resume = (): void => {
+    if (!this.paused) return;
+    this.paused = false;
+    this.socket.setTimeout(this.timeoutMs);
+    this.socket.resume();
+  };
+
+  /** Sends one request; the handler hears of its response. `retried`: this is the request's second attempt. */
+  send(request: Http1Request, handler: UpstreamHandler, retried = false): void {
+    this.request = request;
+    this.handler = handler;
+    this.retried = retried;
+    this.headed = false;
+    this.began = false;
+    this.parts = null;
+    handler.onConnect(this.abort);
+    // aborted at once (the client left already): abort() closed the connection
+    if (this.handler !== handler) return;
+    if (this.connected) this.setTimeout(request.readTimeout);
+    const { head, body } = request;
+    const socket = this.socket;
+    if (body === null) {
+      socket.write(head, 'latin1');
+    } else if (body.length <= COALESCE_LIMIT) {
+      const bytes = Buffer.allocUnsafe(head.length + body.length);
+      bytes.write(head, 0, 'latin1');
+      body.copy(bytes, head.length);
+      socket.write(bytes);
+    } else {
+      socket.cork();
+      socket.write(head, 'latin1');
+      socket.write(body);
+      socket.uncork();
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private setTimeout(ms: number): void {
+    if (ms === this.timeoutMs) return;
+    this.timeoutMs = ms;
+    this.socket.setTimeout(ms);
+  }
+
+  private pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    // the upstream is not waited for while the client is slow to read
+    this.socket.setTimeout(0);
+    this.socket.pause();
+  }
+
+  private received(chunk: Buffer): void {
+    if (this.handler === null) {
+      // bytes on an idle connection: nothing asked for them, nothing is sent on it again
+      this.socket.destroy();
+      return;
+    }
+    const parsed = this.parser.execute(chunk);
+    if (typeof parsed !== 'number') this.failure ??= invalidResponse(parsed);
+    if (this.failure !== null) {
+      this.socket.destroy();
+      return;
+    }
+    if (this.completed) this.settle();
+  }
+
+  /** After a complete response: back to the pool, or closed when the response or request wants it so. */
+  private settle(): void {
+    this.completed = false;
+    // a pause the finished exchange asked for does not carry over to the next
+    this.resume();
+    if (this.keepAlive && !this.unsolicited && !this.socket.destroyed) this.owner.idle(this, this.keepAliveMs);
+    else this.socket.destroy();
+  }
+
+  private messageBegins(): number {
+    if (this.handler === null) this.unsolicited = true;
+    else this.began = true;
+    return 0;
+  }
+
+  private headerPart(headers: string[]): void {
+    // after the head, parts are trailers: dropped, as the general client's relay drops them
+    if (this.headed || this.handler === null) return;
+    const parts = (this.parts ??= []);
+    for (const item of headers) parts.push(item);
+  }
+
+  private headersComplete(given: string[] | undefined, status: number, upgrade: boolean, keepAlive: boolean): number {
+    const handler = this.handler;
+    const headers = given ?? this.parts ?? [];
+    this.parts = null;
+    if (handler === null || this.failure !== null) return 0;
+    if (upgrade || status === 101) {
+      this.failure = badUpgrade();
+      return 0;
+    }
+    // an interim response (100 Continue, 103 Early Hints): the final one follows
+    if (status < 200) return 0;
+    this.headed = true;
+    this.keepAlive = keepAlive && this.request!.reusable;
+    this.keepAliveMs = this.owner.keepAliveTimeout;
+    if (this.keepAlive) this.readKeepAliveHint(headers);
+    if (!handler.onHeaders(status, headers, this.resume)) this.pause();
+    return 0;
+  }
+
+  /** `Keep-Alive: timeout=N` shortens the time the connection is kept, as undici does. */
+  private readKeepAliveHint(headers: string[]): void {
+    for (let i = 0; i < headers.length; i += 2) {
+      if (headers[i]!.length !== 10 || headers[i]!.toLowerCase() !== 'keep-alive') continue;
+      const hint = KEEP_ALIVE_HINT.exec(headers[i + 1]!);
+      if (hint === null) continue;
+      const ms = Math.min(Number(hint[1]) * 1000 - KEEP_ALIVE_MARGIN, KEEP_ALIVE_MAX);
+      if (ms <= 0) this.keepAlive = false;
+      else this.keepAliveMs = ms;
+    }
+  }
+
+  private body(chunk: Buffer): void {
+    const handler = this.handler;
+    if (handler === null || this.failure !== null) return;
+    if (!handler.onData(chunk)) this.pause();
+  }
+
+  private messageComplete(): number {
+    const handler = this.handler;
+    // the end of an interim response, or of one nobody waits for any more
+    if (handler === null || !this.headed || this.failure !== null) return 0;
+    this.handler = null;
+    this.request = null;
+    this.served++;
+    this.completed = true;
+    handler.onComplete();
+    return 0;
+  }
+
+  private ended(): void {
+    // a response that runs to the end of the connection is complete now; any other is cut short
+    if (this.handler !== null && this.headed && this.failure === null) {
+      this.parser.finish();
+      this.completed = false;
+    }
+    this.socket.destroy();
+  }
+
+  private timedOut(): void {
+    if (this.handler !== null) this.failure ??= !this.connected ? connectTimeout() : !this.headed ? headersTimeout() : bodyTimeout();
+    this.socket.destroy();
+  }
+
+  private closed(): void {
+    this.parser.close();
+    this.owner.gone(this);
+    const handler = this.handler;
+    const request = this.request;
+    if (handler === null || request === null) return;
+    this.handler = null;
+    this.request = null;
+    const err = this.failure ?? otherSideClosed();
+    // a kept-alive connection closed under a request nothing answered yet: an idempotent one is sent once more
+    if (this.served > 0 && !this.began && !this.retried && request.idempotent && isConnectionLoss(err)) return this.owner.resend(request, handler);
+    handler.onError(err);
+  }
+}
