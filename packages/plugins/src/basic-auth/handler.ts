@@ -1,5 +1,5 @@
 import type { AuthResult, PluginContext } from '../contract';
-import type { BasicAuthEntry, BasicAuthIndex } from './credential-index';
+import { dummyCostOf, type BasicAuthEntry, type BasicAuthIndex } from './credential-index';
 import type { BasicAuthConfig } from './schema';
 import { spendDummyWork, verifyPassword } from './password';
 import { VerifiedCredentialCache } from './verified-cache';
@@ -61,7 +61,7 @@ function verify(index: BasicAuthIndex, prepared: PreparedConfig, entry: BasicAut
 
 /** An unknown username answers after the same bcrypt work as a known one with a wrong password (no timing oracle). */
 function unknownUser(index: BasicAuthIndex, prepared: PreparedConfig, given: GivenCredentials): Promise<AuthResult> {
-  return spendDummyWork(given.password, index.dummyCost).then(
+  return spendDummyWork(given.password, dummyCostOf(index)).then(
     () => prepared.invalid,
     () => prepared.invalid,
   );

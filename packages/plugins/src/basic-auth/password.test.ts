@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import bcryptjs from 'bcryptjs';
 import { emptyConfig, type SnapshotConfig } from '@gatehouse/core';
-import { basicAuthIndex } from './credential-index';
+import { basicAuthIndex, dummyCostOf } from './credential-index';
 import { hashPassword as prepareCredential } from './entities';
 import { costOf, hashPassword, PASSWORD_COST, spendDummyWork, verifyPassword } from './password';
 import { VerifiedCredentialCache } from './verified-cache';
@@ -45,8 +45,11 @@ describe('basic-auth password hashing (native bcrypt)', () => {
       [5, 5, 4].map(async (cost, i) => ({ id: `b-${i}`, consumer: { id: consumer.id }, username: `u${i}`, password: await hashPassword('pw', cost) })),
     );
     const config: SnapshotConfig = { ...emptyConfig(), consumers: [consumer], credentials: { basicauth_credentials: rows } };
-    expect(basicAuthIndex.compile(config).dummyCost).toBe(5);
-    expect(basicAuthIndex.compile(emptyConfig()).dummyCost).toBe(PASSWORD_COST);
+    expect(dummyCostOf(basicAuthIndex.compile(config))).toBe(5);
+    // a tie goes to the higher cost
+    const tied = { ...config, credentials: { basicauth_credentials: [rows[2]!, rows[1]!] } };
+    expect(dummyCostOf(basicAuthIndex.compile(tied))).toBe(5);
+    expect(dummyCostOf(basicAuthIndex.compile(emptyConfig()))).toBe(PASSWORD_COST);
   });
 });
 

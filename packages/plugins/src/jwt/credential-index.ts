@@ -1,4 +1,3 @@
-import type { AuthResult } from '../contract';
 import { declareIndex } from '../shared/credential-index';
 import { JwtCredential } from './credential';
 import { JWT_ALGORITHMS, jwtSecrets, type JwtAlgorithm } from './entities';
@@ -11,9 +10,8 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 /** credential `key` → credential (its secret or public key parsed again whenever the row changes) and consumer. */
 export const jwtIndex = declareIndex(jwtSecrets, {
   keyedBy: { byKey: 'key' },
-  entry(row, consumer) {
+  entry(row, result) {
     const algorithm = typeof row.algorithm === 'string' && KNOWN_ALGORITHMS.has(row.algorithm) ? (row.algorithm as JwtAlgorithm) : 'HS256';
-    const result: AuthResult & { ok: true } = { ok: true, consumer, credential: { id: row.id, identifier: row.key as string, consumerId: consumer.id } };
     return new JwtCredential(algorithm, text(row.secret), text(row.rsa_public_key), result);
   },
 });

@@ -42,7 +42,8 @@ export function expiryOf(row: Record<string, unknown>): number {
 /** key → credential and consumer. */
 export const keyAuthIndex = declareIndex(keyAuthCredentials, {
   keyedBy: { byKey: 'key' },
-  entry: (row, consumer) => new KeyAuthEntry(row.id, consumer, consumer.id, expiryOf(row)),
+  identifiedBy: 'id',
+  entry: (row, { consumer }) => new KeyAuthEntry(row.id, consumer, consumer.id, expiryOf(row)),
 });
 
 export type KeyAuthIndex = ReturnType<typeof keyAuthIndex.compile>;

@@ -1,5 +1,4 @@
-import type { AuthResult } from '../contract';
-import { declareIndex } from '../shared/credential-index';
+import { declareIndex, type CredentialResult } from '../shared/credential-index';
 import { oauth2Credentials } from './entities';
 import { isHashedSecret, sameSecret, verifyHashedSecret } from './secret';
 
@@ -11,7 +10,7 @@ export interface OAuth2Client {
   /** null when the application registered none */
   redirect_uris: string[] | null;
   /** the success outcome of a request carrying one of its tokens, built once per snapshot */
-  result: AuthResult & { ok: true };
+  result: CredentialResult;
   /** whether `given` is this application's secret */
   secretMatches(given: string): boolean | Promise<boolean>;
 }
@@ -26,12 +25,12 @@ function secretChecker(stored: unknown, hashed: boolean): (given: string) => boo
 /** client_id → application and id → application. */
 export const oauth2Index = declareIndex(oauth2Credentials, {
   keyedBy: { byClientId: 'client_id', byId: 'id' },
-  entry: (row, consumer): OAuth2Client => ({
+  entry: (row, result): OAuth2Client => ({
     id: row.id,
     client_id: row.client_id as string,
     client_type: row.client_type === 'public' ? 'public' : 'confidential',
     redirect_uris: Array.isArray(row.redirect_uris) ? (row.redirect_uris as unknown[]).filter((u): u is string => typeof u === 'string') : null,
-    result: { ok: true, consumer, credential: { id: row.id, identifier: row.client_id as string, consumerId: consumer.id } },
+    result,
     secretMatches: secretChecker(row.client_secret, row.hash_secret === true),
   }),
 });

@@ -1,7 +1,7 @@
 import { KeyObject } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import type { AppliedChange, ConfigRow } from '@gatehouse/core';
-import { BROKEN_UPDATES, firstDivergence, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
+import { BROKEN_UPDATES, firstDivergence, RandomCredentialDeltas, sortedEntries, type CredentialKind, type IndexUnderTest } from '../../test/support/random-credential-deltas';
 import { bundledPlugins } from '../bundled';
 
 const HASH_CHARS = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -62,6 +62,19 @@ describe('declared credential indexes followed by deltas', () => {
       expect(divergence).toBeNull();
       expect(largest).toBeGreaterThan(5);
     }
+  });
+
+  it.each([
+    ['basic-auth', 'counts'],
+    ['acl', 'entriesByConsumer'],
+    ['acl', 'byConsumer'],
+  ])('%s: random deltas fill its declared %s, which the comparison covers', (name, field) => {
+    const [, kind, underTest] = cases.find(([plugin]) => plugin === name)!;
+    const deltas = new RandomCredentialDeltas(kind, 1);
+    for (let i = 0; i < 50; i++) deltas.step();
+    const built = underTest.compile(deltas.config()) as Record<string, Map<unknown, unknown>>;
+    expect(built[field]!.size).toBeGreaterThan(0);
+    expect((plain(built) as Record<string, unknown[]>)[field]).toHaveLength(built[field]!.size);
   });
 
   const broken = cases.flatMap(([name, kind, underTest]) => (Object.keys(BROKEN_UPDATES) as Array<keyof typeof BROKEN_UPDATES>).map((how) => [name, how, kind, underTest] as const));
