@@ -10,7 +10,7 @@ import { adminUrlOf } from './admin-listener';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
 import { startDeclarativeNode, type DeclarativeNode } from './declarative-node';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
-import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
+import { startDataPlaneNode, type RunningDataPlane } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
 import { adoptUpstreamCaBundle } from './proxy-config';
 import { runProxyWorker } from './proxy-worker-node';
@@ -135,7 +135,7 @@ async function run(command: string): Promise<void> {
   const cacheAdmin = tokenRedis ? redisCacheAdmin(tokenRedis, settings.redisPrefix, cacheMemory) : cacheMemory ? localCacheAdmin(cacheMemory) : null;
   let cp: ControlPlaneNode | null = null;
   let declarative: DeclarativeNode | null = null;
-  let dp: DataPlaneNode | null = null;
+  let dp: RunningDataPlane | null = null;
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -182,7 +182,7 @@ async function run(command: string): Promise<void> {
     // no database: the declarative file (and, with an admin API, POST /config) is the configuration
     declarative = await startDeclarativeNode(settings, bus, secret, log, {
       admin: role !== 'data_plane',
-      statusExtras: () => (dp ? { configuration_hash_data_plane: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+      statusExtras: () => (dp ? { configuration_hash_data_plane: dp.holder.current.hash, data_plane: dp.feed.status() } : {}),
       beforeAdminListens: role === 'control_plane' ? undefined : startProxy,
       configuration: { ...kongConfiguration(settings, process.env), database: 'off' },
     });
@@ -193,7 +193,7 @@ async function run(command: string): Promise<void> {
     }
   } else if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
-      statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+      statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.feed.status() } : {}),
       extensions: [
         ...(tokens ? [oauth2TokensExtension(tokens)] : []),
         ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : []),
@@ -219,7 +219,7 @@ async function run(command: string): Promise<void> {
     await startProxy();
   }
   // the proxy's lines once everything listens (`startProxy` set it, which the compiler cannot follow)
-  const proxy = dp as DataPlaneNode | null;
+  const proxy = dp as RunningDataPlane | null;
   if (proxy) {
     const workers = proxy.workers ? ` (${settings.workers} workers)` : '';
     process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: proxy.listening.host, port: proxy.listening.port })}${workers}\n`);
