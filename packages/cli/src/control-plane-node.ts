@@ -112,8 +112,6 @@ export async function startControlPlaneNode(
     extensions: [rbac.extension, keysExtension(keyring), tlsExtension(keyring), clusteringExtension(bus), ...(opts.metrics ? [metricsExtension(opts.metrics.exposed)] : []), ...(opts.extensions ?? [])],
     log: (message, err) => log.error(message, { error: err instanceof Error ? err.message : err === undefined ? undefined : String(err) }),
   });
-  // the data plane's compile and applyDelta decide what is published (see PublicationCheck for what it keeps)
-  const publicationCheck = new PublicationCheck();
   publisher = new SnapshotPublisher({
     store: app.locals.admin.store,
     bus,
@@ -121,8 +119,9 @@ export async function startControlPlaneNode(
     plugins: bundledPlugins,
     keyring,
     tls: true,
-    check: (snapshot) => publicationCheck.check(snapshot),
-    loader: publicationCheck,
+    // the data plane's compile and applyDelta decide what is published (see PublicationCheck for what it keeps)
+    check: (snapshot) => new PublicationCheck().check(snapshot),
+    loader: new PublicationCheck(),
     log,
     onPublished: (_snapshot, ms) => cpMetrics?.published(ms),
     onFailed: () => cpMetrics?.publicationFailed(),
