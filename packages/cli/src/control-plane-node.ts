@@ -52,7 +52,10 @@ export interface ControlPlaneNode {
  */
 const HEAP_GROWING_PERCENT = 10;
 
-/** The admin API over the database, publishing a snapshot after every committed write. */
+/**
+ * The admin API over the database, publishing a snapshot after every committed write; the data plane's compile and
+ * applyDelta decide what is published (see PublicationCheck for what it keeps).
+ */
 export async function startControlPlaneNode(
   settings: Settings,
   bus: ConfigBus,
@@ -119,7 +122,6 @@ export async function startControlPlaneNode(
     plugins: bundledPlugins,
     keyring,
     tls: true,
-    // the data plane's compile and applyDelta decide what is published (see PublicationCheck for what it keeps)
     check: (snapshot) => new PublicationCheck().check(snapshot),
     loader: new PublicationCheck(),
     log,
