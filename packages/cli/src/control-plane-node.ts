@@ -23,7 +23,7 @@ import {
   type AdminServer,
   type Database,
 } from '@gatehouse/control-plane';
-import { applyDelta, compile, type CompiledConfig } from '@gatehouse/data-plane';
+import { PublicationCheck } from '@gatehouse/data-plane';
 import { bundledPlugins } from '@gatehouse/plugins';
 import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import { adminTlsOf, listenText } from './admin-listener';
@@ -52,7 +52,10 @@ export interface ControlPlaneNode {
  */
 const HEAP_GROWING_PERCENT = 10;
 
-/** The admin API over the database, publishing a snapshot after every committed write. */
+/**
+ * The admin API over the database, publishing a snapshot after every committed write; the data plane's compile and
+ * applyDelta decide what is published (see PublicationCheck for what it keeps).
+ */
 export async function startControlPlaneNode(
   settings: Settings,
   bus: ConfigBus,
@@ -119,8 +122,8 @@ export async function startControlPlaneNode(
     plugins: bundledPlugins,
     keyring,
     tls: true,
-    check: (snapshot) => void compile(snapshot),
-    loader: compiledCopy(),
+    check: (snapshot) => new PublicationCheck().check(snapshot),
+    loader: new PublicationCheck(),
     log,
     onPublished: (_snapshot, ms) => cpMetrics?.published(ms),
     onFailed: () => cpMetrics?.publicationFailed(),
@@ -150,20 +153,6 @@ export async function startControlPlaneNode(
       await admin.close();
       await publisher!.stop();
       await database.close();
-    },
-  };
-}
-
-/** The control plane's own compiled config: a snapshot or a delta that would not load here is never published. */
-function compiledCopy(): { load(snapshot: Parameters<typeof compile>[0]): void; applyDelta(delta: Parameters<typeof applyDelta>[1]): void } {
-  let compiled: CompiledConfig | null = null;
-  return {
-    load: (snapshot) => {
-      compiled = compile(snapshot);
-    },
-    applyDelta: (delta) => {
-      if (!compiled) throw new Error('no configuration loaded to apply a delta to');
-      compiled = applyDelta(compiled, delta);
     },
   };
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import {
-  applyDelta,
   ConfigHolder,
   createDataPlaneServer,
+  DataPlaneNode,
   createStatusServer,
   DataPlaneMetrics,
   SystemResolver,
+  type BusFeed,
   type DataPlaneServer,
   type StatusServer,
   type WorkerPool,
@@ -14,17 +14,19 @@ import {
 import { bundledPlugins, MemoryCacheStore, openPlugins, PluginQueues, PROXY_CACHE_MEMORY_BYTES, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { Registry } from 'prom-client';
 import type { NodeMetrics } from './node-metrics';
-import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
+import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import { startDataPlanePrimary } from './data-plane-primary';
 import { currentLogLevel, type Logger } from './logger';
-import { acmeOnDemand, compileForServing, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
+import { acmeOnDemand, busFeedOf, openAccessLog, pluginRedis, proxyServerSettings, startHealthReporter, subscribeCachePurges } from './proxy-config';
 import type { Settings } from './settings';
 
-export interface DataPlaneNode {
+/** A data plane running in this process (with its proxy workers, if any): what `main` reports and stops. */
+export interface RunningDataPlane {
   id: string;
   holder: ConfigHolder;
   status: StatusServer | null;
-  sync: DataPlaneSync;
+  /** the bus feed: its status is the node's `sync` in the status endpoints */
+  feed: BusFeed;
   /** where the proxy listens (the ports every worker shares, with proxy workers) */
   listening: { host: string; port: number; tlsPort: number | null };
   /** the proxy, when it runs in this process (GATEHOUSE_WORKERS=1) */
@@ -46,7 +48,7 @@ export async function startDataPlaneNode(
   extraRuntime: PluginRuntime = {},
   health: HealthChannel | null = null,
   nodeMetrics?: NodeMetrics,
-): Promise<DataPlaneNode> {
+): Promise<RunningDataPlane> {
   const id = settings.dataPlaneId ?? randomUUID();
   if (settings.workers > 1) return startDataPlanePrimary(settings, bus, secret, log, id, extraRuntime, health, nodeMetrics);
   // plugins that share state across data planes (rate-limiting redis policy) use one connection per process
@@ -64,26 +66,10 @@ export async function startDataPlaneNode(
   const holder = new ConfigHolder();
   const metrics = new DataPlaneMetrics({ registry: nodeMetrics?.registry ?? new Registry(), nodeId: id, holder, queues });
   const accessLog = openAccessLog(settings, log);
-  const sync = new DataPlaneSync({
-    bus,
-    secret,
-    cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
-    apply: (snapshot) => {
-      const started = performance.now();
-      holder.swap(compileForServing(snapshot, log, () => metrics.configRefused()));
-      metrics.configApplied(performance.now() - started);
-    },
-    applyDelta: (delta) => {
-      const started = performance.now();
-      holder.swap(applyDelta(holder.current, delta));
-      metrics.configApplied(performance.now() - started);
-      loadReclaimer.deltaApplied(delta);
-    },
-    relabel: (version) => holder.swap({ ...holder.current, version }),
-    ...syncReporting(holder, id, log, { labels: settings.dataPlaneLabels, plugins: bundledPlugins.map((p) => p.name) }),
-  });
+  const feed = busFeedOf(settings, bus, secret, id, log);
+  const node = new DataPlaneNode({ feed, log, counters: metrics, holder });
   // the cached config is in place before the proxy port opens: no request after a restart meets an empty config
-  await sync.restoreFromCache();
+  await node.open();
   const proxy = await createDataPlaneServer({
     ...(await proxyServerSettings(settings, log)),
     holder,
@@ -96,21 +82,21 @@ export async function startDataPlaneNode(
   // target health goes to the control plane; manual health comes back from it
   const reporter = await startHealthReporter(health, proxy.balancers, id, holder, log);
   const status = settings.statusListen
-    ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: sync.status() }), metrics: nodeMetrics?.registry })
+    ? await createStatusServer({ holder, listen: settings.statusListen, proxy, details: () => ({ node_id: id, sync: feed.status() }), metrics: nodeMetrics?.registry })
     : null;
-  await sync.start();
+  await node.follow();
   return {
     id,
     holder,
     proxy,
     status,
-    sync,
+    feed,
     metrics,
     listening: { host: proxy.host, port: proxy.port, tlsPort: proxy.tlsPort },
     reopenLog: () => accessLog?.reopen(),
     close: async () => {
       await reporter?.stop();
-      await sync.stop();
+      await node.close();
       await status?.close();
       await proxy.close(2000);
       await accessLog?.close();

@@ -1,10 +1,7 @@
-import { bundledPlugins } from '@gatehouse/plugins';
-import { join } from 'node:path';
 import {
   BalancerRegistry,
-  applyDelta,
-  ConfigHolder,
   createStatusServer,
+  DataPlaneNode,
   nodeCounters,
   nodeMetricsSource,
   selfSignedDefault,
@@ -14,11 +11,11 @@ import {
   WorkerPool,
 } from '@gatehouse/data-plane';
 import { LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, type PluginRuntime } from '@gatehouse/plugins';
-import { DataPlaneSync, type ConfigBus, type HealthChannel } from '@gatehouse/sync';
+import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
 import { Counter, Registry } from 'prom-client';
-import type { DataPlaneNode } from './data-plane-node';
+import type { RunningDataPlane } from './data-plane-node';
 import { followRuntimeLogLevel, type Logger } from './logger';
-import { compileForServing, loadReclaimer, startHealthReporter, subscribeCachePurges, syncReporting } from './proxy-config';
+import { busFeedOf, startHealthReporter, subscribeCachePurges } from './proxy-config';
 import type { NodeMetrics } from './node-metrics';
 import type { Settings } from './settings';
 
@@ -47,21 +44,14 @@ export async function startDataPlanePrimary(
   extraRuntime: PluginRuntime,
   health: HealthChannel | null,
   nodeMetrics?: NodeMetrics,
-): Promise<DataPlaneNode> {
+): Promise<RunningDataPlane> {
   const registry = nodeMetrics?.registry ?? new Registry();
   // the primary refuses a bad config before any worker sees it; workers count the same series (0), summed
   const refused = new Counter({ name: 'gatehouse_data_plane_config_apply_failures_total', help: 'Configurations this data plane refused or failed to apply', registers: [registry] });
-  const cache = extraRuntime.proxyCacheMemory instanceof MemoryCacheStore ? extraRuntime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
-  const purges = subscribeCachePurges(settings, cache, log);
+  const { shared, purges, tokens } = nodeStores(settings, extraRuntime, log);
   if (purges) nodeMetrics?.watchRedis(purges);
-  const tokens = extraRuntime.oauth2Tokens ?? null;
-  const shared = new SharedCallServer();
-  serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
 
-  const holder = new ConfigHolder();
   const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder) });
-  balancers.update(holder.current.upstreams);
-  holder.onSwap((next) => balancers.update(next.upstreams));
   const pool = new WorkerPool({
     size: settings.workers,
     shared,
@@ -69,39 +59,16 @@ export async function startDataPlanePrimary(
     log,
     env: { [PROXY_WORKER_ENV]: settings.role, GATEHOUSE_DATA_PLANE_ID: id, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
   });
-  const currentSnapshot = () => {
-    const state = holder.current.incremental?.state;
-    return state ? { ...state.toSnapshot(), version: holder.current.version } : null;
-  };
-  const sync = new DataPlaneSync({
-    bus,
-    secret,
-    cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
-    apply: (snapshot) => {
-      holder.swap(compileForServing(snapshot, log, () => refused.inc()));
-      pool.publish(snapshot);
-    },
-    // a verified delta is applied here first (a bad one never reaches a worker), then forwarded
-    applyDelta: (delta) => {
-      try {
-        holder.swap(applyDelta(holder.current, delta));
-      } catch (err) {
-        refused.inc();
-        throw err;
-      }
-      loadReclaimer.deltaApplied(delta);
-      pool.publishChange({ kind: 'delta', delta }, currentSnapshot);
-    },
-    relabel: (version) => {
-      holder.swap({ ...holder.current, version });
-      pool.publishChange({ kind: 'relabel', version }, currentSnapshot);
-    },
-    ...syncReporting(holder, id, log, { labels: settings.dataPlaneLabels, plugins: bundledPlugins.map((p) => p.name) }),
-  });
+  // a verified snapshot or delta is applied here first (a bad one never reaches a worker), then forwarded
+  const feed = busFeedOf(settings, bus, secret, id, log);
+  const node = new DataPlaneNode({ feed, log, counters: { configRefused: () => refused.inc() }, forward: pool });
+  const holder = node.holder;
+  balancers.update(holder.current.upstreams);
+  holder.onSwap((next) => balancers.update(next.upstreams));
   // the config is in place before any worker opens the ports: the cache, then the bus's latest (the workers take a
   // moment to start, and the first to listen must not serve an empty config while the others start)
-  await sync.restoreFromCache();
-  await sync.start();
+  await node.open();
+  await node.follow();
   // the self-signed default certificate is made once, here, before the workers read it
   if (settings.proxyTlsListen && !(settings.proxyTlsCert && settings.proxyTlsKey)) await selfSignedDefault(settings.dataDir);
   // a log level changed at run time (admin API, operations channel) holds in every worker too
@@ -119,7 +86,7 @@ export async function startDataPlanePrimary(
         listen: settings.statusListen,
         counters: () => nodeCounters(pool),
         proxyListening: () => pool.listening,
-        details: () => ({ node_id: id, sync: sync.status() }),
+        details: () => ({ node_id: id, sync: feed.status() }),
         metrics: metricsSource,
       })
     : null;
@@ -127,14 +94,14 @@ export async function startDataPlanePrimary(
   return {
     id,
     holder,
-    sync,
+    feed,
     status,
     listening: { host: settings.proxyListen.host, port: ports.port, tlsPort: ports.tlsPort },
     workers: pool,
     reopenLog: () => pool.reopenLogs(),
     close: async () => {
       await reporter?.stop();
-      await sync.stop();
+      await node.close();
       await status?.close();
       unfollow();
       await pool.stop(2000);
@@ -142,4 +109,14 @@ export async function startDataPlanePrimary(
       purges?.disconnect();
     },
   };
+}
+
+/** What the primary keeps for the node and its workers call: local rate-limit counters, the memory proxy-cache, embedded oauth2 tokens. */
+function nodeStores(settings: Settings, extraRuntime: PluginRuntime, log: Logger) {
+  const cache = extraRuntime.proxyCacheMemory instanceof MemoryCacheStore ? extraRuntime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
+  const purges = subscribeCachePurges(settings, cache, log);
+  const tokens = extraRuntime.oauth2Tokens ?? null;
+  const shared = new SharedCallServer();
+  serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
+  return { shared, purges, tokens };
 }

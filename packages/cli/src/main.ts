@@ -10,7 +10,7 @@ import { adminUrlOf } from './admin-listener';
 import { openBus, openHealthChannel, servesFileAlone } from './bus';
 import { startDeclarativeNode, type DeclarativeNode } from './declarative-node';
 import { startControlPlaneNode, type ControlPlaneNode } from './control-plane-node';
-import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node';
+import { startDataPlaneNode, type RunningDataPlane } from './data-plane-node';
 import { PROXY_WORKER_ENV } from './data-plane-primary';
 import { adoptUpstreamCaBundle } from './proxy-config';
 import { runProxyWorker } from './proxy-worker-node';
@@ -18,10 +18,10 @@ import { runConfigCommand } from './config-command';
 import { confPathOf, noticeLine, runCheckCommand, startRole } from './kong-settings/cli';
 import { applyKongSettings, type KongNotice } from './kong-settings';
 import { embeddedClusterSecret } from './embedded-secret';
-import { createLogger } from './logger';
+import { createLogger, type Logger } from './logger';
 import { kongConfiguration } from './kong-settings/configuration';
 import { logLevelControl, openOperationsChannel } from './operations-channel';
-import { createNodeMetrics } from './node-metrics';
+import { createNodeMetrics, type NodeMetrics } from './node-metrics';
 import { adminExposureWarning, checkClusterSecret } from './safe-defaults';
 import { readSettings, SETTINGS_DOC, type Role, type Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
@@ -69,7 +69,8 @@ function adoptKongSettings(args: string[]): KongNotice[] {
 
 const show = (l: { host: string; port: number }) => `http://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}`;
 
-async function run(command: string): Promise<void> {
+/** `config`, `check` and `help`: commands that run and end; false for a command that starts a node. */
+async function runOneShotCommand(command: string): Promise<boolean> {
   if (command === 'config') {
     process.exitCode = await runConfigCommand(process.argv.slice(3), {
       stdout: (text) => process.stdout.write(text),
@@ -77,43 +78,20 @@ async function run(command: string): Promise<void> {
       env: process.env,
       interactive: process.stderr.isTTY === true,
     });
-    return;
+    return true;
   }
   if (command === 'check') {
     process.exitCode = runCheckCommand(process.argv.slice(3), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), env: process.env });
-    return;
+    return true;
   }
-  const subcommandRole = ROLES[command];
-  if (!subcommandRole) {
-    process.stdout.write(usage());
-    process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
-    return;
-  }
-  // custom plugins (Kong's `plugins` setting) join the catalogue before either plane reads it
-  await loadCustomPlugins(process.env.GATEHOUSE_PLUGINS, process.cwd());
-  // a proxy worker forked by a data plane's primary (GATEHOUSE_WORKERS > 1): the proxy only, with the primary's settings
-  const primaryRole = process.env[PROXY_WORKER_ENV];
-  if (cluster.isWorker && (primaryRole === 'all' || primaryRole === 'data_plane')) {
-    const settings = readSettings(process.env, primaryRole);
-    adoptUpstreamCaBundle(settings);
-    setUntrustedLua(settings.untrustedLua);
-    return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
-  }
-  // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
-  const kongNotices = adoptKongSettings(process.argv.slice(3));
-  const role = command === 'start' ? startRole(process.env) : subcommandRole;
-  const read = readSettings(process.env, role);
-  adoptUpstreamCaBundle(read);
-  setUntrustedLua(read.untrustedLua);
-  // one node id for the process: the data plane reports it, and kong_node_info carries it
-  const settings = { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() };
-  const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);
-  const log = createLogger(settings.logLevel, role);
-  for (const notice of kongNotices) log.warn(noticeLine(notice), { setting: notice.name });
-  const secret = clusterSecret(settings);
-  const bus: ConfigBus = openBus(settings, log);
-  const health = openHealthChannel(settings, log);
-  const operations = openOperationsChannel(settings, secret, settings.dataPlaneId, log);
+  if (ROLES[command]) return false;
+  process.stdout.write(usage());
+  process.exitCode = command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
+  return true;
+}
+
+/** The node-wide stores the admin API and the proxy share: oauth2 tokens, acme orders, the memory proxy-cache. */
+function openNodeStores(settings: Settings, role: Role, metrics: NodeMetrics, log: Logger) {
   // oauth2 tokens live where every data plane sees them: Redis in a cluster, one shared store in one process
   const tokenRedis = settings.redisUrl && role !== 'data_plane' ? openRedis(settings.redisUrl, { maxRetriesPerRequest: 1 }) : null;
   tokenRedis?.on('error', () => {});
@@ -133,10 +111,21 @@ async function run(command: string): Promise<void> {
   // proxy-cache: the data plane's memory cache; the admin API purges it in place (one process) or over Redis
   const cacheMemory = role !== 'control_plane' ? new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES) : null;
   const cacheAdmin = tokenRedis ? redisCacheAdmin(tokenRedis, settings.redisPrefix, cacheMemory) : cacheMemory ? localCacheAdmin(cacheMemory) : null;
-  let cp: ControlPlaneNode | null = null;
-  let declarative: DeclarativeNode | null = null;
-  let dp: DataPlaneNode | null = null;
+  return {
+    tokenRedis,
+    acmeOrders,
+    tokens,
+    cacheMemory,
+    cacheAdmin,
+    close: () => {
+      tokenRedis?.disconnect();
+      acmeSubscriber?.disconnect();
+    },
+  };
+}
 
+/** SIGINT and SIGTERM stop the node (forced after 10 s); SIGUSR1 reopens the access log. */
+function onSignals(close: () => Promise<void>, reopenLog: () => void): void {
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -145,14 +134,7 @@ async function run(command: string): Promise<void> {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     try {
-      await dp?.close();
-      await cp?.close();
-      await declarative?.close();
-      await bus.close();
-      await health.close();
-      await operations.close();
-      tokenRedis?.disconnect();
-      acmeSubscriber?.disconnect();
+      await close();
     } finally {
       process.stdout.write('stopped\n');
       process.exit(0);
@@ -161,28 +143,81 @@ async function run(command: string): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   // log rotation: the access log file is opened again on its next write
-  process.on('SIGUSR1', () => dp?.reopenLog());
+  process.on('SIGUSR1', reopenLog);
+}
+
+/** The proxy's lines once everything listens. */
+function announceProxy(proxy: RunningDataPlane, settings: Settings): void {
+  const workers = proxy.workers ? ` (${settings.workers} workers)` : '';
+  process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: proxy.listening.host, port: proxy.listening.port })}${workers}\n`);
+  if (proxy.listening.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: proxy.listening.tlsPort }).replace(/^http:/, 'https:')}\n`);
+  if (proxy.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: proxy.status.port })}\n`);
+}
+
+/** A proxy worker forked by a data plane's primary (GATEHOUSE_WORKERS > 1): the proxy only, with the primary's settings. */
+function forkedProxyWorker(): Promise<void> | null {
+  const primaryRole = process.env[PROXY_WORKER_ENV];
+  if (!cluster.isWorker || (primaryRole !== 'all' && primaryRole !== 'data_plane')) return null;
+  const settings = readSettings(process.env, primaryRole);
+  adoptUpstreamCaBundle(settings);
+  setUntrustedLua(settings.untrustedLua);
+  return runProxyWorker(settings, createLogger(settings.logLevel, primaryRole));
+}
+
+/** The settings of the node this process runs, with one node id for the process (the data plane reports it, kong_node_info carries it). */
+function nodeSettings(command: string): { settings: Settings & { dataPlaneId: string }; role: Role; kongNotices: KongNotice[] } {
+  // Kong's names (kong.conf, KONG_*) complete the environment, here so that proxy workers inherit the result
+  const kongNotices = adoptKongSettings(process.argv.slice(3));
+  const role = command === 'start' ? startRole(process.env) : ROLES[command]!;
+  const read = readSettings(process.env, role);
+  adoptUpstreamCaBundle(read);
+  setUntrustedLua(read.untrustedLua);
+  return { settings: { ...read, dataPlaneId: read.dataPlaneId ?? randomUUID() }, role, kongNotices };
+}
+
+async function run(command: string): Promise<void> {
+  if (await runOneShotCommand(command)) return;
+  // custom plugins (Kong's `plugins` setting) join the catalogue before either plane reads it
+  await loadCustomPlugins(process.env.GATEHOUSE_PLUGINS, process.cwd());
+  const worker = forkedProxyWorker();
+  if (worker) return worker;
+  const { settings, role, kongNotices } = nodeSettings(command);
+  const metrics = createNodeMetrics(settings.dataPlaneId, GATEHOUSE_VERSION);
+  const log = createLogger(settings.logLevel, role);
+  for (const notice of kongNotices) log.warn(noticeLine(notice), { setting: notice.name });
+  const secret = clusterSecret(settings);
+  const bus: ConfigBus = openBus(settings, log);
+  const health = openHealthChannel(settings, log);
+  const operations = openOperationsChannel(settings, secret, settings.dataPlaneId, log);
+  const stores = openNodeStores(settings, role, metrics, log);
+  const { tokenRedis, tokens, cacheMemory, cacheAdmin } = stores;
+  let cp: ControlPlaneNode | null = null;
+  let declarative: DeclarativeNode | null = null;
+  let dp: RunningDataPlane | null = null;
+  onSignals(async () => {
+    await dp?.close();
+    await cp?.close();
+    await declarative?.close();
+    await bus.close();
+    await health.close();
+    await operations.close();
+    stores.close();
+  }, () => dp?.reopenLog());
 
   // resolves once every proxy listener (plain and TLS, every worker's) accepts connections
   const startProxy = async () => {
-    dp = await startDataPlaneNode(
-      settings,
-      bus,
-      secret,
-      log,
-      {
-        ...(!settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {}),
-        ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}),
-      },
-      health,
-      metrics,
-    );
+    const extraRuntime = { ...(!settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {}), ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}) };
+    dp = await startDataPlaneNode(settings, bus, secret, log, extraRuntime, health, metrics);
   };
+  const dataPlaneStatus = () => (dp ? { hash: dp.holder.current.hash, sync: dp.feed.status() } : null);
   if (settings.database === 'off' && (role !== 'data_plane' || servesFileAlone(settings))) {
     // no database: the declarative file (and, with an admin API, POST /config) is the configuration
     declarative = await startDeclarativeNode(settings, bus, secret, log, {
       admin: role !== 'data_plane',
-      statusExtras: () => (dp ? { configuration_hash_data_plane: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+      statusExtras: () => {
+        const status = dataPlaneStatus();
+        return status ? { configuration_hash_data_plane: status.hash, data_plane: status.sync } : {};
+      },
       beforeAdminListens: role === 'control_plane' ? undefined : startProxy,
       configuration: { ...kongConfiguration(settings, process.env), database: 'off' },
     });
@@ -193,12 +228,15 @@ async function run(command: string): Promise<void> {
     }
   } else if (role !== 'data_plane') {
     cp = await startControlPlaneNode(settings, bus, secret, log, {
-      statusExtras: () => (dp ? { configuration_hash: dp.holder.current.hash, data_plane: dp.sync.status() } : {}),
+      statusExtras: () => {
+        const status = dataPlaneStatus();
+        return status ? { configuration_hash: status.hash, data_plane: status.sync } : {};
+      },
       extensions: [
         ...(tokens ? [oauth2TokensExtension(tokens)] : []),
         ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : []),
         // acme: challenges wait where the data planes answer them (their Redis, or this process for `start` alone)
-        acmeExtension(tokenRedis ? redisChallenges(tokenRedis, settings.redisPrefix) : processChallenges, acmeOrders, (host, err) =>
+        acmeExtension(tokenRedis ? redisChallenges(tokenRedis, settings.redisPrefix) : processChallenges, stores.acmeOrders, (host, err) =>
           log.error('acme: ordering a certificate a data plane asked for failed', { host, error: err.message }),
         ),
       ],
@@ -219,13 +257,8 @@ async function run(command: string): Promise<void> {
     await startProxy();
   }
   // the proxy's lines once everything listens (`startProxy` set it, which the compiler cannot follow)
-  const proxy = dp as DataPlaneNode | null;
-  if (proxy) {
-    const workers = proxy.workers ? ` (${settings.workers} workers)` : '';
-    process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy listening on ${show({ host: proxy.listening.host, port: proxy.listening.port })}${workers}\n`);
-    if (proxy.listening.tlsPort !== null) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: proxy TLS listening on ${show({ host: settings.proxyTlsListen!.host, port: proxy.listening.tlsPort }).replace(/^http:/, 'https:')}\n`);
-    if (proxy.status) process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: status API listening on ${show({ host: settings.statusListen!.host, port: proxy.status.port })}\n`);
-  }
+  const proxy = dp as RunningDataPlane | null;
+  if (proxy) announceProxy(proxy, settings);
   process.stdout.write(`gatehouse ${GATEHOUSE_VERSION}: ${settings.redisUrl ? 'snapshots over Redis' : 'in-process snapshot bus'}; Ctrl-C stops\n`);
 }
 

@@ -1,11 +1,10 @@
-import type { Snapshot } from '@gatehouse/core';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import {
   AccessLog,
-  compile,
+  BusFeed,
   HealthReporter,
-  LoadReclaimer,
   parseErrorDefaultType,
   parseGatewayHeaders,
   parseHeadersUpstream,
@@ -13,37 +12,14 @@ import {
   selfSignedDefault,
   setUpstreamCaBundle,
   type BalancerRegistry,
-  type CompiledConfig,
   type ConfigHolder,
   type DataPlaneServerOptions,
 } from '@gatehouse/data-plane';
 import { applyPurgeMessage, bundledPlugins, onDemandCertificates, processOrders, proxyCachePurgeChannel, redisOrders, type AcmeConfig, type MemoryCacheStore } from '@gatehouse/plugins';
-import { openRedis, type DataPlaneSyncOptions, type HealthChannel, type RedisClient } from '@gatehouse/sync';
+import { openRedis, type ConfigBus, type HealthChannel, type RedisClient } from '@gatehouse/sync';
 import type { Logger } from './logger';
 import type { Listen, Settings } from './settings';
 import { GATEHOUSE_VERSION } from './version';
-
-/** one per process: whatever loads a full configuration in it (the data plane, its primary, a proxy worker) */
-export const loadReclaimer = new LoadReclaimer();
-
-/**
- * Compiles a verified snapshot for serving and logs what of it could not be loaded (TLS material, vault references);
- * `onRefused` is told when it does not compile at all (the error is rethrown: the serving config stays).
- */
-export function compileForServing(snapshot: Snapshot, log: Logger, onRefused: () => void): CompiledConfig {
-  let compiled: CompiledConfig;
-  try {
-    compiled = compile(snapshot);
-  } catch (err) {
-    onRefused();
-    throw err;
-  }
-  for (const p of compiled.tls.problems) log.warn('TLS configuration not loaded', { entity: p.entity, id: p.id, problem: p.message });
-  for (const w of compiled.warnings) if (w.message.includes('vault')) log.warn('plugin secret not resolved', { plugin_id: w.plugin_id, problem: w.message });
-  // what loading left behind is given back once loads pause (see LoadReclaimer)
-  loadReclaimer.loaded();
-  return compiled;
-}
 
 /** The proxy's default TLS certificate: the configured pair, else the data directory's self-signed one (null: no TLS listener). */
 export async function defaultProxyCertificate(settings: Settings): Promise<ReturnType<typeof readPemPair> | undefined> {
@@ -113,20 +89,16 @@ export function pluginRedis(settings: Settings): RedisClient | null {
   return redis;
 }
 
-/** What a node's DataPlaneSync is told of the config it serves and of itself, and how it reports what it applied. */
-export function syncReporting(
-  holder: ConfigHolder,
-  id: string,
-  log: Logger,
-  reported: { labels: Record<string, string>; plugins: string[] } = { labels: {}, plugins: bundledPlugins.map((p) => p.name) },
-): Pick<DataPlaneSyncOptions, 'currentVersion' | 'currentHash' | 'identity' | 'logger' | 'onApplied'> {
-  return {
-    currentVersion: () => (holder.loaded ? holder.current.version : null),
-    currentHash: () => (holder.loaded ? holder.current.hash : null),
-    identity: { id, version: GATEHOUSE_VERSION, labels: reported.labels, plugins: reported.plugins },
+/** The bus feed of a data plane node: the disk cache in the data directory, and what its heartbeats say of it. */
+export function busFeedOf(settings: Settings, bus: ConfigBus, secret: string, id: string, log: Logger): BusFeed {
+  return new BusFeed({
+    bus,
+    secret,
+    cacheFile: join(settings.dataDir, 'data-plane-snapshot.json'),
+    identity: { id, version: GATEHOUSE_VERSION, labels: settings.dataPlaneLabels, plugins: bundledPlugins.map((p) => p.name) },
     logger: log,
     onApplied: (snapshot, source) => log.info('configuration applied', { version: snapshot.version, hash: snapshot.hash, source }),
-  };
+  });
 }
 
 /** proxy-cache purges from the admin API, over Redis pub/sub, applied to the node's memory cache; null without Redis */

@@ -1,17 +1,9 @@
-import {
-  compileConfigMessage,
-  ConfigHolder,
-  createDataPlaneServer,
-  DataPlaneMetrics,
-  PrimaryLink,
-  SystemResolver,
-  type ConfigMessage,
-} from '@gatehouse/data-plane';
+import { ConfigHolder, createDataPlaneServer, DataPlaneMetrics, DataPlaneNode, PrimaryFeed, PrimaryLink, SystemResolver } from '@gatehouse/data-plane';
 import { bundledPlugins, openPlugins, PluginQueues, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
 import { currentLogLevel, isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
-import { acmeOnDemand, loadReclaimer, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
+import { acmeOnDemand, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
 import type { Settings } from './settings';
 
 /**
@@ -25,7 +17,6 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   link.onLogLevel(({ level, timeout }) => {
     if (isKongLogLevel(level)) setRuntimeLogLevel(level, timeout);
   });
-  const start = await link.waitForStart();
   const id = settings.dataPlaneId ?? 'unknown';
   const holder = new ConfigHolder();
   const registry = new Registry();
@@ -33,26 +24,9 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const pluginLog = { warn: log.warn, error: log.error };
   const queues = new PluginQueues(queueLogger(pluginLog));
   const metrics = new DataPlaneMetrics({ registry, nodeId: id, holder, queues });
-  const applyConfig = (message: ConfigMessage) => {
-    const started = performance.now();
-    try {
-      holder.swap(compileConfigMessage(message, holder.current));
-      metrics.configApplied(performance.now() - started);
-      log.debug('proxy worker applied the configuration', { pid: process.pid, version: holder.current.version, kind: message.kind });
-      if (message.kind === 'snapshot') loadReclaimer.loaded();
-      else if (message.kind === 'delta') loadReclaimer.deltaApplied(message.delta);
-    } catch (err) {
-      if (message.kind === 'delta') {
-        // a delta that does not follow this worker's config (it started between two): the full one replaces it
-        link.resync();
-        return;
-      }
-      // the primary compiled the same config before forwarding it: this is a fault, and the old config keeps serving
-      metrics.configRefused();
-      log.error('proxy worker cannot apply the configuration', { error: err instanceof Error ? err.message : String(err) });
-    }
-  };
-  if (start.config) applyConfig(start.config);
+  // what the primary could not load it has logged already; a delta this worker cannot take is asked for in full
+  const node = new DataPlaneNode({ feed: new PrimaryFeed(link, log), log, counters: metrics, holder, logsProblems: false, countsRefusedDeltas: false });
+  await node.open();
 
   const redis = pluginRedis(settings);
   const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
@@ -96,7 +70,7 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
       process.exit(0);
     }
   };
-  link.attach(proxy.balancers, { stats: () => proxy.stats(), registry }, { applyConfig, stop: (graceMs) => void stop(graceMs), reopenLog: () => accessLog?.reopen() });
+  link.attach(proxy.balancers, { stats: () => proxy.stats(), registry }, { stop: (graceMs) => void stop(graceMs), reopenLog: () => accessLog?.reopen() });
   // Ctrl-C reaches the whole process group: the primary orders the stop. A SIGTERM sent to this worker alone stops
   // it gracefully, and the primary starts a replacement.
   process.on('SIGINT', () => undefined);

@@ -30,3 +30,4 @@ export { errorBodyType, parseErrorDefaultType, type ErrorBodyType } from './prox
 export { newRequestId } from './observe/request-id';
 export * from './workers';
 export { LoadReclaimer, RECLAIM_DELAY_MS } from './memory/reclaim-after-load';
+export * from './node';

@@ -1,6 +1,20 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildSnapshot, ConfigState, emptyConfig, type SectionChanges, type SnapshotDelta } from '@gatehouse/core';
-import { compileConfigMessage } from './proxy-worker';
+import type { CompiledConfig } from '../compile/types';
+import { LoadReclaimer } from '../memory/reclaim-after-load';
+import { DataPlaneNode } from '../node/data-plane-node';
+import type { ConfigMessage } from './messages';
+import { deliverConfigMessage } from './primary-feed';
+
+const noFeed = { open: async () => {}, follow: async () => {}, close: async () => {} };
+
+/** what a worker's node serves after taking `message` while serving `current` */
+function compileConfigMessage(message: ConfigMessage, current: CompiledConfig | undefined): CompiledConfig {
+  const node = new DataPlaneNode({ feed: noFeed, log: { warn: () => {} }, reclaimer: new LoadReclaimer(60_000, () => null), countsRefusedDeltas: false });
+  if (current) node.holder.swap(current);
+  deliverConfigMessage(node, message);
+  return node.holder.current;
+}
 
 const consumer = (n: number) => ({ id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, username: `user-${n}` });
 
@@ -18,7 +32,7 @@ describe('proxy worker config messages', () => {
     config.consumers = [consumer(1)] as typeof config.consumers;
     const snapshot = buildSnapshot(5, config, 1);
     const producer = ConfigState.fromSnapshot(snapshot, { copyRows: true });
-    const first = compileConfigMessage({ gatehouse: 'config', kind: 'snapshot', snapshot }, undefined as never);
+    const first = compileConfigMessage({ gatehouse: 'config', kind: 'snapshot', snapshot }, undefined);
     const delta = nextDelta(producer, { consumers: { upsert: [consumer(2)], delete: [consumer(1).id] } });
 
     const after = compileConfigMessage({ gatehouse: 'config', kind: 'delta', delta }, first);
@@ -33,7 +47,7 @@ describe('proxy worker config messages', () => {
   it('a delta that does not follow the worker config throws (the worker then asks for the full one); relabel only moves the version', () => {
     const snapshot = buildSnapshot(5, emptyConfig(), 1);
     const producer = ConfigState.fromSnapshot(snapshot, { copyRows: true });
-    const compiled = compileConfigMessage({ gatehouse: 'config', kind: 'snapshot', snapshot }, undefined as never);
+    const compiled = compileConfigMessage({ gatehouse: 'config', kind: 'snapshot', snapshot }, undefined);
     nextDelta(producer, { consumers: { upsert: [consumer(1)], delete: [] } });
     const skipped = nextDelta(producer, { consumers: { upsert: [consumer(2)], delete: [] } });
     expect(() => compileConfigMessage({ gatehouse: 'config', kind: 'delta', delta: skipped }, compiled)).toThrow();

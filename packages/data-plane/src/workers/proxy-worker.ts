@@ -1,8 +1,5 @@
 import type { Registry } from 'prom-client';
 import type { Observation } from '../balancer/health';
-import { applyDelta } from '../compile/apply-delta';
-import { compile } from '../compile/compile';
-import type { CompiledConfig } from '../compile/types';
 import type { BalancerRegistry } from '../balancer/registry';
 import type { ServerStats } from '../server';
 import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type LogLevelMessage, type PassiveMessage, type StartMessage, type ToPrimary, type ToWorker } from './messages';
@@ -10,8 +7,6 @@ import { SharedCallClient } from './shared-calls';
 import { remoteNodeStores, type NodeStores } from './shared-stores';
 
 export interface PrimaryLinkHandlers {
-  /** a verified config from the primary: compile it and swap it in */
-  applyConfig(message: ConfigMessage): void;
   /** stop accepting, finish in flight within `graceMs`, then exit */
   stop(graceMs: number): void;
   reopenLog(): void;
@@ -34,8 +29,10 @@ export class PrimaryLink {
   private balancers: BalancerRegistry | null = null;
   private counters: WorkerCounters | null = null;
   private handlers: PrimaryLinkHandlers | null = null;
+  /** where the configs the primary sends go (see PrimaryFeed) */
+  private configs: ((message: ConfigMessage) => void) | null = null;
   private lastHealth: HealthMessage | null = null;
-  /** a config that arrived while the proxy was being built; applied when it is attached */
+  /** a config that arrived before anything took configs; applied when something does */
   private pendingConfig: ConfigMessage | null = null;
   private readonly started: Promise<StartMessage>;
   /** applies a run-time log level the primary sends (set before `waitForStart`: the start message may carry one) */
@@ -105,9 +102,14 @@ export class PrimaryLink {
     this.counters = counters;
     this.handlers = handlers;
     if (this.lastHealth) balancers.mirrorHealth(this.lastHealth.states);
+  }
+
+  /** Where the configs the primary sends after the start message go. */
+  onConfig(apply: (message: ConfigMessage) => void): void {
+    this.configs = apply;
     const pending = this.pendingConfig;
     this.pendingConfig = null;
-    if (pending) handlers.applyConfig(pending);
+    if (pending) apply(pending);
   }
 
   /** This worker's config could not take a delta: the primary sends its current full snapshot. */
@@ -125,7 +127,7 @@ export class PrimaryLink {
       case 'replies':
         return this.calls.receive(message);
       case 'config':
-        if (this.handlers) return this.handlers.applyConfig(message);
+        if (this.configs) return this.configs(message);
         this.pendingConfig = message;
         return;
       case 'health':
@@ -147,21 +149,5 @@ export class PrimaryLink {
       case 'log-level':
         return this.logLevel?.(message);
     }
-  }
-}
-
-/**
- * The compiled config a config message stands for: `snapshot` compiles the whole config, `delta` is applied to the
- * worker's current compiled config in place of a full compile (throws when it does not follow it), `relabel` moves
- * the version on.
- */
-export function compileConfigMessage(message: ConfigMessage, current: CompiledConfig): CompiledConfig {
-  switch (message.kind) {
-    case 'snapshot':
-      return compile(message.snapshot);
-    case 'delta':
-      return applyDelta(current, message.delta);
-    case 'relabel':
-      return { ...current, version: message.version };
   }
 }

@@ -1,9 +1,11 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Snapshot, SnapshotDelta } from '@gatehouse/core';
-import { AggregatorRegistry } from 'prom-client';
+import type { Snapshot } from '@gatehouse/core';
 import type { BalancerRegistry } from '../balancer/registry';
-import type { ServerStats } from '../server';
-import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type MetricsJson, type ToPrimary, type ToWorker } from './messages';
+import type { ConfigForward, ForwardedChange } from '../node/data-plane-node';
+import { isGatehouseMessage, type ConfigMessage, type HealthMessage, type ToPrimary, type ToWorker } from './messages';
+import { RetiredWorkers, type RetiredCounts, type WorkerReport } from './retired-workers';
+
+export type { RetiredCounts, WorkerReport } from './retired-workers';
 import { HeldLogLevel } from './held-log-level';
 import type { SharedCallServer } from './shared-calls';
 
@@ -27,13 +29,6 @@ export interface WorkerPoolOptions {
   startTimeoutMs?: number;
 }
 
-/** One worker's counts, as `/status` lists them. */
-export interface WorkerReport {
-  pid: number;
-  stats: ServerStats;
-  metrics: MetricsJson;
-}
-
 interface Member {
   worker: Worker;
   startedAt: number;
@@ -41,22 +36,14 @@ interface Member {
   last: WorkerReport | null; // what it reported last: kept when it exits, so the node's counters do not go back
 }
 
-/** The counts of workers that exited, as of their last report: added to the node's so its counters never go back. */
-export interface RetiredCounts {
-  stats: Pick<ServerStats, 'connections_accepted' | 'connections_handled' | 'total_requests'>;
-  metrics: MetricsJson[]; // their counters and histograms (gauges describe the present, and left with them)
-}
-
 const RESTART_DELAY_MAX_MS = 5000;
-/** metric types whose values only grow (prom-client's JSON `type`) */
-const CUMULATIVE = new Set(['counter', 'histogram']);
 
 /**
  * The primary's proxy workers (node:cluster: the workers share the listening ports). The primary holds the sync and
  * forwards each verified config to every worker; it serves the node's shared state (`SharedCallServer`), counts
  * passive health and sends the node's health back, and replaces a worker that exits until `stop()`.
  */
-export class WorkerPool {
+export class WorkerPool implements ConfigForward {
   private readonly members = new Map<number, Member>();
   private config: ConfigMessage | null = null;
   /** the primary's full config when it moved on by deltas since the last snapshot */
@@ -66,9 +53,7 @@ export class WorkerPool {
   private reportId = 0;
   private readonly reportsWaiting = new Map<number, { replies: Map<number, WorkerReport>; expected: Set<number>; done(): void }>();
   private healthScheduled = false;
-  private folding = false;
-  /** counts of the workers that exited (see RetiredCounts) */
-  readonly retired: RetiredCounts = { stats: { connections_accepted: 0, connections_handled: 0, total_requests: 0 }, metrics: [] };
+  private readonly retiredWorkers = new RetiredWorkers();
   private restartDelayMs = 0;
   private readonly stopHealth: () => void;
   /** workers started since the pool began, replacements included */
@@ -81,6 +66,11 @@ export class WorkerPool {
     // costs less than the `advanced` (structured clone) serialization; proxy-cache bodies cross it in base64
     cluster.setupPrimary({ serialization: 'json' });
     this.stopHealth = options.balancers.onChange(() => this.scheduleHealth());
+  }
+
+  /** counts of the workers that exited (see RetiredCounts) */
+  get retired(): RetiredCounts {
+    return this.retiredWorkers.counts;
   }
 
   /** Starts every worker; resolves once all of them listen. */
@@ -121,7 +111,7 @@ export class WorkerPool {
       worker.once('exit', (code, signal) => {
         clearTimeout(timer);
         this.members.delete(worker.id);
-        if (member.last) this.retire(member.last);
+        if (member.last) this.retiredWorkers.add(member.last);
         for (const waiting of this.reportsWaiting.values()) {
           // its counts are among the retired now: not in a report still being gathered as well
           waiting.expected.delete(worker.id);
@@ -134,25 +124,6 @@ export class WorkerPool {
         this.replace(member);
       });
     });
-  }
-
-  private retire(last: WorkerReport): void {
-    const stats = this.retired.stats;
-    stats.connections_accepted += last.stats.connections_accepted;
-    stats.connections_handled += last.stats.connections_handled;
-    stats.total_requests += last.stats.total_requests;
-    this.retired.metrics.push(last.metrics.filter((m) => CUMULATIVE.has(String(m.type))));
-    // a worker that keeps dying does not make the list grow: past a few, they are summed into one
-    if (this.retired.metrics.length <= 8 || this.folding) return;
-    this.folding = true;
-    const taken = this.retired.metrics.slice();
-    void AggregatorRegistry.aggregate(taken)
-      .getMetricsAsJSON()
-      .then(
-        (sum) => (this.retired.metrics = [sum, ...this.retired.metrics.slice(taken.length)]),
-        () => undefined,
-      )
-      .finally(() => (this.folding = false));
   }
 
   /** A worker that lived long is replaced at once; one that keeps dying young is replaced ever more slowly. */
@@ -227,7 +198,7 @@ export class WorkerPool {
    * Forwards a verified delta the primary applied, or a relabelled version. `current` gives the primary's full config
    * after it: a worker that starts later, or cannot take the delta, is sent that (built only when one asks).
    */
-  publishChange(change: { kind: 'delta'; delta: SnapshotDelta } | { kind: 'relabel'; version: number }, current: () => Snapshot | null): void {
+  publishChange(change: ForwardedChange, current: () => Snapshot | null): void {
     this.config = null;
     this.currentSnapshot = current;
     this.broadcast({ gatehouse: 'config', ...change });
