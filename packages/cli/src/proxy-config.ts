@@ -51,7 +51,7 @@ export async function proxyServerSettings(
   settings: Settings,
   log: Logger,
 ): Promise<
-  Pick<DataPlaneServerOptions, 'listen' | 'h2c' | 'streamListen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'realIp' | 'underscoreHeaders' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing' | 'errorDefaultType'>
+  Pick<DataPlaneServerOptions, 'listen' | 'h2c' | 'streamListen' | 'tlsListen' | 'defaultCertificate' | 'trustedIps' | 'realIp' | 'underscoreHeaders' | 'frontLane' | 'maxBufferedBody' | 'headersTimeout' | 'keepAliveTimeout' | 'log' | 'headers' | 'tracing' | 'errorDefaultType'>
 > {
   return {
     listen: listenAddress(settings.proxyListen),
@@ -62,6 +62,7 @@ export async function proxyServerSettings(
     trustedIps: settings.trustedIps,
     realIp: settings.realIpHeader ? { header: settings.realIpHeader, recursive: settings.realIpRecursive } : null,
     underscoreHeaders: settings.underscoreHeaders,
+    frontLane: settings.frontLane,
     maxBufferedBody: settings.maxBufferedBody,
     headersTimeout: settings.clientHeaderTimeout,
     keepAliveTimeout: settings.keepaliveTimeout,

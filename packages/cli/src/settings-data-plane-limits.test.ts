@@ -15,8 +15,14 @@ describe('data-plane hardening settings', () => {
     expect(readSettings({ GATEHOUSE_MAX_BUFFERED_BODY: '1000' }, 'all').maxBufferedBody).toBe(1000);
   });
 
+  it('runs the front lane unless GATEHOUSE_FRONT_LANE is off', () => {
+    expect(readSettings({}, 'data_plane').frontLane).toBe(true);
+    expect(readSettings({ GATEHOUSE_FRONT_LANE: 'off' }, 'all').frontLane).toBe(false);
+  });
+
   it('refuses values it cannot read', () => {
     expect(() => readSettings({ GATEHOUSE_UNDERSCORE_HEADERS: 'yes' }, 'all')).toThrow(/GATEHOUSE_UNDERSCORE_HEADERS/);
+    expect(() => readSettings({ GATEHOUSE_FRONT_LANE: 'fast' }, 'all')).toThrow(/GATEHOUSE_FRONT_LANE/);
     expect(() => readSettings({ GATEHOUSE_MAX_BUFFERED_BODY: '8g' }, 'all')).toThrow(/GATEHOUSE_MAX_BUFFERED_BODY/);
     expect(() => readSettings({ GATEHOUSE_MAX_BUFFERED_BODY: '-1' }, 'all')).toThrow(/GATEHOUSE_MAX_BUFFERED_BODY/);
   });

@@ -33,6 +33,7 @@ export const SETTINGS_DOC: Array<{ name: string; default: string; meaning: strin
   { name: 'GATEHOUSE_PROXY_TLS_KEY', default: 'unset', meaning: 'PEM file of the default certificate\'s private key' },
   { name: 'GATEHOUSE_LOG_LEVEL', default: 'info', meaning: '`debug`, `info`, `warn` or `error`' },
   { name: 'GATEHOUSE_UNDERSCORE_HEADERS', default: 'off', meaning: '`on` keeps client headers whose names contain `_`; `off` drops them before routing' },
+  { name: 'GATEHOUSE_FRONT_LANE', default: 'on', meaning: "`on`: the plain proxy listener serves HTTP/1.x requests without a body on the gateway's own lane (Node's llhttp, one write per response head) and hands any other request, and its connection, to node:http; `off`: node:http serves every request" },
   { name: 'GATEHOUSE_MAX_BUFFERED_BODY', default: '8m', meaning: 'the most the data plane buffers of a request body (key_in_body, hmac-auth digests, oauth2 endpoints); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY', default: '64m', meaning: 'the largest `POST /config` body the admin API reads (every other admin body: 4 MiB); bytes, or `k`/`m` suffix; past it 413' },
   { name: 'GATEHOUSE_CLIENT_HEADER_TIMEOUT', default: '60s', meaning: "how long a proxy client may take to send its request headers (Kong's client_header_timeout): past it 408 and the connection closed (HTTP/2: GOAWAY); also bounds the TLS handshake and an HTTP/2 connection's wait for its first request. `ms`, `s`, `m`, `h` suffixes, a plain number is seconds" },

@@ -86,6 +86,8 @@ export interface Settings {
   untrustedLua: UntrustedLuaOptions;
   /** keep client headers whose names contain `_` (dropped by default) */
   underscoreHeaders: boolean;
+  /** the plain proxy listener's front lane for simple HTTP/1.x requests (node:http serves the rest) */
+  frontLane: boolean;
   /** the most the data plane buffers of a request body, in bytes */
   maxBufferedBody: number;
   /** the largest `POST /config` body the admin API reads, in bytes */
@@ -156,6 +158,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
     untrustedLua: parseUntrustedLua(env.GATEHOUSE_UNTRUSTED_LUA, env.GATEHOUSE_UNTRUSTED_LUA_SANDBOX_REQUIRES, env.GATEHOUSE_UNTRUSTED_LUA_SANDBOX_ENVIRONMENT),
     underscoreHeaders: oneOf(env.GATEHOUSE_UNDERSCORE_HEADERS, ['on', 'off'] as const, 'off', 'GATEHOUSE_UNDERSCORE_HEADERS') === 'on',
+    frontLane: oneOf(env.GATEHOUSE_FRONT_LANE, ['on', 'off'] as const, 'on', 'GATEHOUSE_FRONT_LANE') === 'on',
     maxBufferedBody: parseByteSize(env.GATEHOUSE_MAX_BUFFERED_BODY || '8m', 'GATEHOUSE_MAX_BUFFERED_BODY'),
     adminMaxConfigBody: parseByteSize(env.GATEHOUSE_ADMIN_MAX_CONFIG_BODY || '64m', 'GATEHOUSE_ADMIN_MAX_CONFIG_BODY'),
     clientHeaderTimeout: parseDuration(env.GATEHOUSE_CLIENT_HEADER_TIMEOUT || '60s', 'GATEHOUSE_CLIENT_HEADER_TIMEOUT'),

@@ -13,11 +13,11 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 const LANE_FORWARDERS = new Set(['http1', 'undici']);
 
 /**
- * Whether the plain listener runs the front lane: GATEHOUSE_FRONT_LANE=off turns it off; the option, when given,
- * decides; only with a forwarder the lane's response fits. TLS listeners and h2c keep node:http alone.
+ * Whether the plain listener runs the front lane: on unless the option (GATEHOUSE_FRONT_LANE) turns it off, and only
+ * with a forwarder the lane's response fits. TLS listeners and h2c keep node:http alone.
  */
 export function frontLaneWanted(option: boolean | undefined, forwarderName: string): boolean {
-  return LANE_FORWARDERS.has(forwarderName) && (option ?? process.env.GATEHOUSE_FRONT_LANE !== 'off');
+  return LANE_FORWARDERS.has(forwarderName) && option !== false;
 }
 
 /**

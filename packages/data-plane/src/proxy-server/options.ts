@@ -80,7 +80,7 @@ export interface DataPlaneServerOptions {
   metrics?: DataPlaneMetrics;
   /** tracing instrumentations and sampling rate (GATEHOUSE_TRACING_*); off when absent */
   tracing?: TracingSettings;
-  /** the plain listener's front lane for simple requests (on unless GATEHOUSE_FRONT_LANE=off); never with TLS or h2c */
+  /** the plain listener's front lane for simple requests (default on; GATEHOUSE_FRONT_LANE); never with TLS or h2c */
   frontLane?: boolean;
 }
 
