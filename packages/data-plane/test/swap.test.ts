@@ -33,8 +33,10 @@ describe('configuration swap', () => {
 
   it('lets requests in flight finish on the configuration they started with', async () => {
     gw.load(versionTo(first.url, 1));
-    const inFlight = Array.from({ length: 5 }, () => gw.send('/app/slow', { headers: { 'x-echo-delay-ms': '400' } }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const before = first.received.length;
+    const inFlight = Array.from({ length: 5 }, () => gw.send('/app/slow', { headers: { 'x-echo-delay-ms': '1500' } }));
+    // all five routed on version 1: the upstream holds them (it answers after its delay)
+    while (first.received.length < before + 5) await new Promise((resolve) => setTimeout(resolve, 5));
     const previous = gw.holder.swap(compile(versionTo(second.url, 2, '/other')));
     expect(previous.version).toBe(1);
     expect(gw.holder.current.version).toBe(2);
