@@ -2,7 +2,7 @@
 // snapshot and the deltas kept after it, given what it serves. DataPlaneSync carries the decisions out (verify,
 // compile, swap, cache, fetch); the rules themselves touch nothing and are tested with tables.
 import type { SnapshotAnnouncement } from '@gatehouse/core';
-import { succession, type ConfigPosition, type Succession } from './snapshot-order';
+import { succession, type ConfigPosition, type Succession } from '@gatehouse/sync';
 
 /** What a data plane serves: its position (null while nothing is loaded) and the content hash. */
 export interface Serving {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { newEpoch, type SnapshotAnnouncement } from '@gatehouse/core';
-import { deltaPlace, onAnnouncement, onDelta, onKeptDeltas, onSnapshot, onStoredHead } from './sync-rules';
+import { deltaPlace, onAnnouncement, onDelta, onKeptDeltas, onSnapshot, onStoredHead } from './ordering';
 
 const A = newEpoch(null, 1_760_000_000_000);
 const B = newEpoch(null, 1_760_000_000_001);

@@ -1,11 +1,9 @@
 import type { SignedDelta, SignedSnapshot, Snapshot, SnapshotDelta } from '@gatehouse/core';
+import { isSealed, succession, verifyDelta, verifySnapshotInSlices, type SnapshotKeys, type VerifyOptions } from '@gatehouse/sync';
+import type { SnapshotDiskCache } from '../disk-cache';
 import type { DataPlaneSyncOptions, SnapshotSource } from './data-plane-sync-options';
-import type { SnapshotKeys } from './sealing';
+import { deltaPlace, onSnapshot } from './ordering';
 import type { ServingRecord } from './serving-record';
-import { isSealed, verifyDelta, verifySnapshotInSlices, type VerifyOptions } from './signing';
-import type { SnapshotDiskCache } from './snapshot-disk-cache';
-import { succession } from './snapshot-order';
-import { deltaPlace, onSnapshot } from './sync-rules';
 
 export type Outcome = 'applied' | 'unchanged' | 'stale' | 'rejected';
 

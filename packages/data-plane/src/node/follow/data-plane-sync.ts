@@ -1,16 +1,21 @@
 import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
-import type { BusSubscription, DataPlaneReport } from './bus';
-import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
+import {
+  dataPlaneIdentity,
+  deriveSnapshotKeys,
+  isSealed,
+  succession,
+  type BusSubscription,
+  type DataPlaneIdentity,
+  type DataPlaneReport,
+  type SnapshotKeys,
+} from '@gatehouse/sync';
+import { SnapshotDiskCache } from '../disk-cache';
+import { Heartbeat, PeriodicTasks } from '../heartbeat';
 import type { DataPlaneSyncOptions, DataPlaneSyncStatus } from './data-plane-sync-options';
 import { FetchLoop } from './fetch-loop';
-import { Heartbeat, PeriodicTasks } from './heartbeat';
-import { deriveSnapshotKeys, type SnapshotKeys } from './sealing';
+import { onAnnouncement, onDelta, onKeptDeltas, onStoredHead } from './ordering';
 import { ServingRecord } from './serving-record';
 import { SignedLoader } from './signed-loader';
-import { isSealed } from './signing';
-import { SnapshotDiskCache } from './snapshot-disk-cache';
-import { succession } from './snapshot-order';
-import { onAnnouncement, onDelta, onKeptDeltas, onStoredHead } from './sync-rules';
 
 export type { DataPlaneSyncOptions, DataPlaneSyncStatus, SnapshotSource } from './data-plane-sync-options';
 
