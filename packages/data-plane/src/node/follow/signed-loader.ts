@@ -126,6 +126,7 @@ export class SignedLoader {
     this.options.logger.warn(`${what} loaded without sealing: upgrade the control plane so Redis and the disk cache hold no secret in clear`, { source, version });
   }
 
+  /** Loads a full snapshot the ordering rules take (verify, decode, compile, swap, cache); `rebuild` reloads the serving epoch's. */
   async load(signed: SignedSnapshot, source: SnapshotSource, rebuild = false): Promise<Outcome> {
     if (this.phase().stopped) return 'stale';
     const serving = this.record.version();
