@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSnapshot, emptyConfig } from '@gatehouse/core';
 import { startRedisServer } from '@gatehouse/testkit';
-import { DataPlaneSync, RedisBus, signSnapshot } from '../../packages/sync/src';
+import { DataPlaneSync } from '@gatehouse/data-plane';
+import { RedisBus, signSnapshot } from '../../packages/sync/src';
 
 const SECRET = 'bench-sync-faults-secret-of-32-bytes!!';
 const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };

@@ -1,5 +1,5 @@
-import { DataPlaneSync, type DataPlaneSyncOptions, type DataPlaneSyncStatus } from '@gatehouse/sync';
 import type { ConfigFeed, ConfigSink } from './config-feed';
+import { DataPlaneSync, type DataPlaneSyncOptions, type DataPlaneSyncStatus } from './follow/data-plane-sync';
 
 /** The bus feed's settings: DataPlaneSync's, less what the node itself answers (apply, version, hash). */
 export type BusFeedOptions = Omit<DataPlaneSyncOptions, 'apply' | 'applyDelta' | 'relabel' | 'currentVersion' | 'currentHash'>;

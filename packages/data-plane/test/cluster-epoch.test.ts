@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newEpoch } from '@gatehouse/core';
 import { deleteRedisPrefix, requireRedis, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
-import { DataPlaneSync, MemoryBus, RedisBus, signSnapshot, type ConfigBus } from '../src';
+import { MemoryBus, RedisBus, signSnapshot, type ConfigBus } from '@gatehouse/sync';
+import { DataPlaneSync } from '../src';
 import { InstrumentedBus } from './support/instrumented-bus';
 import { makeSnapshot, MemoryLogger, ServingStore, waitFor } from './support/snapshots';
 

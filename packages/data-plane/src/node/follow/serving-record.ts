@@ -1,9 +1,7 @@
 import { EMPTY_CONFIG_HASH } from '@gatehouse/core';
-import type { DataPlaneReport } from './bus';
-import type { DataPlaneIdentity } from './data-plane-identity';
+import type { ConfigPosition, DataPlaneIdentity, DataPlaneReport } from '@gatehouse/sync';
 import type { DataPlaneSyncStatus, SnapshotSource } from './data-plane-sync-options';
-import type { ConfigPosition } from './snapshot-order';
-import type { Serving } from './sync-rules';
+import type { Serving } from './ordering';
 
 /**
  * What a data plane serves, as its sync knows it: the version and hash the node reports (the node's own word wins),

@@ -2,10 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SignedDelta, SignedSnapshot } from '@gatehouse/core';
-import type { SyncLogger } from './logger';
-import type { SnapshotKeys } from './sealing';
-import { hasValidSignature, isSealed, parseSignedDelta, parseSignedSnapshot } from './signing';
-import { readTextInSlices, writeTextInSlices } from './text-in-slices';
+import {
+  hasValidSignature,
+  isSealed,
+  parseSignedDelta,
+  parseSignedSnapshot,
+  readTextInSlices,
+  writeTextInSlices,
+  type SnapshotKeys,
+  type SyncLogger,
+} from '@gatehouse/sync';
 
 /** deltas kept in the disk cache beside the snapshot before the cache is compacted onto a newer stored snapshot */
 const DELTAS_BEFORE_COMPACTION = 2000;

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deleteRedisPrefix, requireRedis, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
-import { DataPlaneSync, MemoryBus, RedisBus, signSnapshot, type ConfigBus, type DataPlaneSyncOptions } from '../src';
+import { MemoryBus, RedisBus, signSnapshot, type ConfigBus } from '@gatehouse/sync';
+import { DataPlaneSync, type DataPlaneSyncOptions } from '../src';
 import { InstrumentedBus } from './support/instrumented-bus';
 import { makeSnapshot, makeUnloadableSnapshot, MemoryLogger, ServingStore, signUnsealed, waitFor } from './support/snapshots';
 

@@ -1,5 +1,5 @@
 import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
-import type { BusSubscription, ConfigBus, DataPlaneReport, ListedDataPlane, PublishOptions } from '../../src';
+import type { BusSubscription, ConfigBus, DataPlaneReport, ListedDataPlane, PublishOptions } from '@gatehouse/sync';
 
 type Handlers = Parameters<ConfigBus['subscribe']>[0];
 

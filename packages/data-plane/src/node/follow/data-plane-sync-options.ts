@@ -1,7 +1,5 @@
 import type { Snapshot, SnapshotDelta } from '@gatehouse/core';
-import type { ConfigBus } from './bus';
-import type { DataPlaneIdentity } from './data-plane-identity';
-import type { SyncLogger } from './logger';
+import type { ConfigBus, DataPlaneIdentity, SyncLogger } from '@gatehouse/sync';
 
 export type SnapshotSource = 'cache' | 'bus';
 

@@ -1,5 +1,4 @@
-import type { ConfigBus, DataPlaneReport } from './bus';
-import type { SyncLogger } from './logger';
+import type { ConfigBus, DataPlaneReport, SyncLogger } from '@gatehouse/sync';
 
 /**
  * A data plane's report to the control plane (`/clustering/data-planes`): sent on a period and after every config

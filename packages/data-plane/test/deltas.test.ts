@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigState, type ConfigRow, type SectionChanges, type SignedDelta, type Snapshot, type SnapshotDelta } from '@gatehouse/core';
 import { deleteRedisPrefix, requireRedis, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
-import { DataPlaneSync, MemoryBus, RedisBus, signDelta, signSnapshot, type ConfigBus, type DataPlaneSyncOptions } from '../src';
+import { MemoryBus, RedisBus, signDelta, signSnapshot, type ConfigBus } from '@gatehouse/sync';
+import { DataPlaneSync, type DataPlaneSyncOptions } from '../src';
 import { InstrumentedBus } from './support/instrumented-bus';
 import { makeSnapshot, MemoryLogger, waitFor } from './support/snapshots';
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRedisServer, type RedisServerHandle } from '@gatehouse/testkit';
 import { Redis } from 'ioredis';
-import { DataPlaneSync, RedisBus, redisBusKeys, signSnapshot, type DataPlaneSyncOptions } from '../src';
+import { RedisBus, redisBusKeys, signSnapshot } from '@gatehouse/sync';
+import { DataPlaneSync, type DataPlaneSyncOptions } from '../src';
 import { makeSnapshot, MemoryLogger, ServingStore, sleep, waitFor } from './support/snapshots';
 
 // Every test here stops and restarts a redis-server of its own (never the shared one).

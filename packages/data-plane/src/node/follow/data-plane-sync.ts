@@ -1,16 +1,12 @@
 import type { SignedDelta, SignedSnapshot, SnapshotAnnouncement } from '@gatehouse/core';
-import type { BusSubscription, DataPlaneReport } from './bus';
-import { dataPlaneIdentity, type DataPlaneIdentity } from './data-plane-identity';
+import { dataPlaneIdentity, deriveSnapshotKeys, type BusSubscription, type DataPlaneIdentity, type DataPlaneReport, type SnapshotKeys } from '@gatehouse/sync';
+import { SnapshotDiskCache } from '../disk-cache';
+import { Heartbeat, PeriodicTasks } from '../heartbeat';
 import type { DataPlaneSyncOptions, DataPlaneSyncStatus } from './data-plane-sync-options';
 import { FetchLoop } from './fetch-loop';
-import { Heartbeat, PeriodicTasks } from './heartbeat';
-import { deriveSnapshotKeys, type SnapshotKeys } from './sealing';
+import { next, type SyncAction, type SyncEvent } from './ordering';
 import { ServingRecord } from './serving-record';
 import { SignedLoader } from './signed-loader';
-import { isSealed } from './signing';
-import { SnapshotDiskCache } from './snapshot-disk-cache';
-import { succession } from './snapshot-order';
-import { onAnnouncement, onDelta, onKeptDeltas, onStoredHead } from './sync-rules';
 
 export type { DataPlaneSyncOptions, DataPlaneSyncStatus, SnapshotSource } from './data-plane-sync-options';
 
@@ -55,11 +51,6 @@ export class DataPlaneSync {
             servingEpoch: () => this.record.epoch,
           });
     this.loader = new SignedLoader({ options, keys: this.keys, record: this.record, cache: this.cache, phase: () => ({ started: this.started, stopped: this.stopped }), beat: () => this.beat() });
-  }
-
-  /** the disk cache holds a snapshot or delta that is not sealed (written before the control plane sealed them) */
-  private get cacheUnsealed(): boolean {
-    return this.cache?.unsealed ?? false;
   }
 
   /**
@@ -128,33 +119,37 @@ export class DataPlaneSync {
 
   private onAnnouncement(announcement: SnapshotAnnouncement): void {
     if (this.stopped) return;
-    const action = onAnnouncement(announcement, this.record.serving(), { followsDeltas: this.options.applyDelta !== undefined, rebuilding: this.loader.rebuild, cacheUnsealed: this.cacheUnsealed });
-    if (action.do === 'apply-delta') return this.onDelta(announcement.delta!);
-    // a fetch of the serving version held in clear on disk rewrites the cache sealed, once the bus stores it so
-    if (action.do === 'fetch') return void this.syncNow();
-    const details = { announced: announcement.version, epoch: announcement.epoch, serving: this.record.version(), hash: announcement.hash };
-    this.options.logger.debug?.(
-      action.why === 'same hash' ? 'announced config has the serving hash; nothing to load' : 'ignoring announcement of a config that does not follow the serving one',
-      details,
-    );
+    for (const action of next(this.loader.state(), { on: 'announcement', announcement })) {
+      if (action.do === 'apply-delta') {
+        // an announced delta that does not apply falls back on the stored snapshot and the kept deltas
+        if (this.loader.applyDelta(announcement.delta!, 'bus') !== 'applied') this.act(next(this.loader.state(), { on: 'chain-refused', stage: 'announced' }));
+      } else if (action.do === 'ignore' && action.why !== 'stale delta') {
+        const details = { announced: announcement.version, epoch: announcement.epoch, serving: this.record.version(), hash: announcement.hash };
+        const message = action.why === 'same hash' ? 'announced config has the serving hash; nothing to load' : 'ignoring announcement of a config that does not follow the serving one';
+        this.options.logger.debug?.(message, details);
+      } else {
+        // a fetch of the serving version held in clear on disk rewrites the cache sealed, once the bus stores it so
+        this.act([action]);
+      }
+    }
   }
 
-  /**
-   * An announced delta: applied at once when it follows the serving version; ignored when it is not newer (a
-   * duplicate, or one overtaken); anything else (a gap, another epoch, a delta that does not verify or apply) fetches
-   * the stored snapshot and the kept deltas instead.
-   */
-  private onDelta(signed: SignedDelta): void {
-    const action = onDelta(signed, this.record.position());
-    if (action === 'ignore') return;
-    if (action === 'fetch' || this.loader.applyDelta(signed, 'bus') !== 'applied') void this.syncNow();
+  /** Carries out the actions that need nothing but the sync: a fetch, a later try. */
+  private act(actions: SyncAction[]): void {
+    for (const action of actions) {
+      if (action.do === 'fetch') void this.syncNow();
+      if (action.do === 'retry') {
+        if (action.error) this.record.failed(action.error);
+        this.fetches.failed();
+      }
+    }
   }
 
   /** The safety net for a lost announcement: compare the stored version, fetch only when it is newer. */
   private async checkLatest(): Promise<void> {
     try {
       const head = await this.options.bus.latestAnnouncement();
-      if (head && this.isNewer(head)) {
+      if (head && next(this.loader.state(), { on: 'stored-version', head })[0]?.do === 'fetch') {
         this.options.logger.info('a newer snapshot is stored than the one serving; fetching it', { stored: head.version, serving: this.record.version() });
         await this.syncNow();
       }
@@ -185,52 +180,49 @@ export class DataPlaneSync {
       this.options.logger.info('no snapshot published yet');
       return;
     }
-    if (this.cacheUnsealed && isSealed(signed) && succession(signed, this.record.position()) === 'same') {
-      await this.loader.reseal(signed);
-      return;
-    }
-    if (!this.options.applyDelta) {
-      await this.loader.load(signed, 'bus');
-      return;
-    }
-    await this.followStored(signed);
-  }
-
-  /**
-   * Brings the serving config to the head: by the kept deltas when they continue the serving version, else by the
-   * stored snapshot and the deltas after it.
-   */
-  private async followStored(signed: SignedSnapshot): Promise<void> {
-    const serving = this.record.position();
-    const rebuild = this.loader.rebuild;
-    const plan = onStoredHead(signed, serving, rebuild);
-    if (plan === 'keep-serving') {
-      await this.loader.load(signed, 'bus'); // logs and keeps the serving config
-      return;
-    }
     try {
-      if (plan === 'follow-deltas') {
-        const deltas = await this.options.bus.fetchDeltas(serving!.version);
-        const next = onKeptDeltas(deltas, serving!, signed);
-        if (next === 'up-to-date' || (next === 'apply-chain' && this.loader.applyChain(deltas, 'bus'))) return;
-        if (next === 'retry') {
-          this.record.failed(`kept deltas start at ${deltas[0]!.from}, after the serving version ${serving!.version}`);
-          this.fetches.failed();
-          return;
-        }
-      }
-      const outcome = await this.loader.load(signed, 'bus', rebuild || this.loader.rebuild);
-      if (outcome === 'rejected') return;
-      this.loader.rebuild = false;
-      const after = this.record.version() ?? signed.version;
-      const deltas = await this.options.bus.fetchDeltas(after);
-      if (!this.loader.applyChain(deltas, 'bus')) {
-        // the deltas after a fresh load do not apply either: try again later rather than at once
-        this.fetches.failed();
-      }
+      await this.follow(signed, { on: 'stored-head', head: signed });
     } catch (error) {
       this.record.failed(`fetch failed: ${(error as Error).message}`);
       this.fetches.failed();
+    }
+  }
+
+  /**
+   * Brings the serving config to the bus's stored snapshot (`signed`): carries out what the ordering rules make of
+   * `event`, and follows each step's outcome in turn (by the kept deltas when they continue the serving version, else
+   * by the stored snapshot and the deltas after it).
+   */
+  private async follow(signed: SignedSnapshot, event: SyncEvent, kept: readonly SignedDelta[] = []): Promise<void> {
+    for (const action of next(this.loader.state(), event)) {
+      switch (action.do) {
+        case 'reseal':
+          await this.loader.reseal(signed);
+          break;
+        case 'keep-serving':
+          this.loader.refuseOlder(signed);
+          break;
+        case 'fetch-deltas': {
+          const deltas = await this.options.bus.fetchDeltas(action.after);
+          await this.follow(signed, { on: 'kept-deltas', kept: deltas, head: signed }, deltas);
+          break;
+        }
+        case 'apply-chain':
+          if (!this.loader.applyChain(kept, 'bus')) await this.follow(signed, { on: 'chain-refused', stage: 'kept' });
+          break;
+        case 'load-full': {
+          if ((await this.loader.load(signed, 'bus', action.rebuild)) === 'rejected') return;
+          this.loader.rebuild = false;
+          await this.follow(signed, { on: 'snapshot-loaded', version: signed.version });
+          break;
+        }
+        case 'catch-up':
+          // the deltas after a fresh load that do not apply either are tried again later rather than at once
+          if (!this.loader.applyChain(await this.options.bus.fetchDeltas(action.after), 'bus')) await this.follow(signed, { on: 'chain-refused', stage: 'after-load' });
+          break;
+        default:
+          this.act([action]);
+      }
     }
   }
 
@@ -251,10 +243,5 @@ export class DataPlaneSync {
 
   private async beat(): Promise<void> {
     if (!this.stopped) await this.heartbeat.beat();
-  }
-
-  private isNewer(announcement: SnapshotAnnouncement): boolean {
-    const order = succession(announcement, this.record.position());
-    return order === 'newer-epoch' || (order === 'newer-version' && announcement.hash !== this.record.hash());
   }
 }

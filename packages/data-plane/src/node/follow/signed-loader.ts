@@ -1,11 +1,9 @@
 import type { SignedDelta, SignedSnapshot, Snapshot, SnapshotDelta } from '@gatehouse/core';
+import { isSealed, succession, verifyDelta, verifySnapshotInSlices, type SnapshotKeys, type VerifyOptions } from '@gatehouse/sync';
+import type { SnapshotDiskCache } from '../disk-cache';
 import type { DataPlaneSyncOptions, SnapshotSource } from './data-plane-sync-options';
-import type { SnapshotKeys } from './sealing';
+import { next, type SyncState } from './ordering';
 import type { ServingRecord } from './serving-record';
-import { isSealed, verifyDelta, verifySnapshotInSlices, type VerifyOptions } from './signing';
-import type { SnapshotDiskCache } from './snapshot-disk-cache';
-import { succession } from './snapshot-order';
-import { deltaPlace, onSnapshot } from './sync-rules';
 
 export type Outcome = 'applied' | 'unchanged' | 'stale' | 'rejected';
 
@@ -47,12 +45,21 @@ export class SignedLoader {
     ({ options: this.options, keys: this.keys, record: this.record, cache: this.cache, phase: this.phase, beat: this.beat } = parts);
   }
 
+  /** What the ordering rules decide on: the serving config and the node's mode (`rebuilding` defaults to the loader's). */
+  state(rebuilding = this.rebuild): SyncState {
+    return {
+      serving: this.record.serving(),
+      followsDeltas: this.options.applyDelta !== undefined,
+      rebuilding,
+      cacheUnsealed: this.cache?.unsealed ?? false,
+    };
+  }
 
   /** Verifies and applies one delta if it follows the serving version; 'gap' when it does not. */
   applyDelta(signed: SignedDelta, source: SnapshotSource): Outcome | 'gap' {
-    const serving = this.record.position();
-    const place = deltaPlace(signed, serving);
-    if (place !== 'next' || serving === null) return place === 'next' ? 'gap' : place;
+    const [action] = next(this.state(), { on: 'delta', delta: signed });
+    if (action?.do !== 'apply-delta') return action?.do === 'ignore' ? 'stale' : 'gap';
+    const serving = this.record.version();
     let delta: SnapshotDelta;
     try {
       delta = verifyDelta(signed, this.keys, VERIFY);
@@ -70,7 +77,7 @@ export class SignedLoader {
         source,
         from: signed.from,
         version: signed.version,
-        serving: serving.version,
+        serving,
         error: (error as Error).message,
       });
       this.rebuild = true;
@@ -87,7 +94,6 @@ export class SignedLoader {
     return 'applied';
   }
 
-
   /** Applies kept deltas in order from the serving version; false when they left a gap or one did not apply. */
   applyChain(deltas: readonly SignedDelta[], source: SnapshotSource): boolean {
     for (const signed of deltas) {
@@ -96,7 +102,6 @@ export class SignedLoader {
     }
     return true;
   }
-
 
   /**
    * The bus holds the serving version sealed while the disk cache holds it in clear (written before the control plane
@@ -114,7 +119,6 @@ export class SignedLoader {
     this.options.logger.info('disk cache rewritten with the sealed snapshot', { version: signed.version });
   }
 
-
   /** said once per process: a control plane of the earlier release publishes every version unsealed */
   private warnUnsealed(what: 'snapshot' | 'delta', source: SnapshotSource, version: number): void {
     if (this.unsealedWarned) return;
@@ -122,24 +126,18 @@ export class SignedLoader {
     this.options.logger.warn(`${what} loaded without sealing: upgrade the control plane so Redis and the disk cache hold no secret in clear`, { source, version });
   }
 
-
+  /** Loads a full snapshot the ordering rules take (verify, decode, compile, swap, cache); `rebuild` reloads the serving epoch's. */
   async load(signed: SignedSnapshot, source: SnapshotSource, rebuild = false): Promise<Outcome> {
     if (this.phase().stopped) return 'stale';
     const serving = this.record.version();
-    const action = onSnapshot(signed, { ...this.record.serving(), epoch: this.record.epoch }, rebuild);
-    if (action.do === 'keep-serving' && action.why === 'older') {
-      this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', {
-        stored: signed.version,
-        stored_epoch: signed.epoch,
-        serving,
-        serving_epoch: this.record.epoch,
-      });
+    const [action] = next(this.state(rebuild), { on: 'snapshot', snapshot: signed });
+    if (action?.do === 'keep-serving') {
+      if (action.why === 'older') this.refuseOlder(signed);
       return 'stale';
     }
-    if (action.do === 'keep-serving') return 'stale';
     // a new epoch with the serving hash is still loaded: the data plane must move to the epoch (a replay of the old
     // epoch is then refused), and compiling once per epoch change costs little
-    if (action.do === 'relabel') {
+    if (action?.do === 'relabel') {
       if (this.options.relabel) {
         this.options.relabel(signed.version, signed.epoch ?? null);
         this.record.relabelled(signed.version);
@@ -165,7 +163,7 @@ export class SignedLoader {
       return 'rejected';
     }
 
-    if (action.newEpoch && serving !== null && !rebuild) {
+    if (action?.do === 'load' && action.newEpoch && serving !== null && !rebuild) {
       this.options.logger.warn('config from a new cluster epoch loaded (the control plane database was reset or restored)', {
         version: snapshot.version,
         epoch: snapshot.epoch,
@@ -186,6 +184,15 @@ export class SignedLoader {
     return 'applied';
   }
 
+  /** A snapshot older than the serving config: said, and the serving config kept. */
+  refuseOlder(signed: SignedSnapshot): void {
+    this.options.logger.warn('stored snapshot is older than the serving one; keeping the serving one', {
+      stored: signed.version,
+      stored_epoch: signed.epoch,
+      serving: this.record.version(),
+      serving_epoch: this.record.epoch,
+    });
+  }
 
   /** whether the serving config is now this snapshot's or a later one */
   private overtaken(signed: SignedSnapshot): boolean {
