@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CORE_ROUTE_DOCS, GATEWAY_ROUTE_DOCS, oauth2TokensExtension, proxyCacheExtension, RBAC_ROUTE_DOCS } from '@gatehouse/control-plane';
+import { CORE_ROUTE_DOCS, GATEWAY_ROUTE_DOCS, oauth2TokensExtension, proxyCacheExtension, RBAC_ROUTE_DOCS, startControlPlane, type ControlPlaneNode } from '@gatehouse/control-plane';
 import { localCacheAdmin, MemoryCacheStore, MemoryTokenStore } from '@gatehouse/plugins';
 import { MemoryBus } from '@gatehouse/sync';
 import { chromium } from 'playwright-core';
-import { createLogger, readSettings, startControlPlaneNode, type ControlPlaneNode } from '../src';
+import { controlPlaneOptions, createLogger, readSettings } from '../src';
 import { createNodeMetrics } from '../src/node-metrics';
 
 /**
@@ -66,11 +66,16 @@ let base: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gatehouse-openapi-'));
   const settings = readSettings({ GATEHOUSE_ADMIN_LISTEN: '127.0.0.1:0', GATEHOUSE_DATA_DIR: dir, GATEHOUSE_LOG_LEVEL: 'error' }, 'all');
-  cp = await startControlPlaneNode(settings, new MemoryBus(), 'openapi-test-cluster-secret-0123456789abcdef', createLogger('error', 'all'), {
-    // as `gatehouse start` assembles it: oauth2 tokens, the proxy-cache admin endpoints, the node's /metrics
-    extensions: [oauth2TokensExtension(new MemoryTokenStore()), proxyCacheExtension(localCacheAdmin(new MemoryCacheStore(1024 * 1024)))],
-    metrics: createNodeMetrics('openapi-test-node', 'test'),
-  });
+  cp = await startControlPlane(
+    controlPlaneOptions(settings, {
+      bus: new MemoryBus(),
+      secret: 'openapi-test-cluster-secret-0123456789abcdef',
+      log: createLogger('error', 'all'),
+      // as `gatehouse start` assembles it: oauth2 tokens, the proxy-cache admin endpoints, the node's /metrics
+      extensions: [oauth2TokensExtension(new MemoryTokenStore()), proxyCacheExtension(localCacheAdmin(new MemoryCacheStore(1024 * 1024)))],
+      metrics: createNodeMetrics('openapi-test-node', 'test'),
+    }),
+  );
   base = `http://127.0.0.1:${cp.admin.port}`;
 });
 

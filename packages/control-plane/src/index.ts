@@ -23,3 +23,4 @@ export * from './dbless';
 export { acmeExtension, mountAcmeRoutes, serveOnDemandOrders } from './acme/routes';
 export { mountLogLevelRoutes, type LogLevelControl, type LogLevelScope } from './operations/log-level-routes';
 export { kongTemplate } from './operations/node-routes';
+export * from './node';

@@ -31,3 +31,4 @@ export { newRequestId } from './observe/request-id';
 export * from './workers';
 export { LoadReclaimer, RECLAIM_DELAY_MS } from './memory/reclaim-after-load';
 export * from './node';
+export * from './node/start';

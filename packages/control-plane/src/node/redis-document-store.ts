@@ -1,6 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { openRedis } from '@gatehouse/sync';
-import type { DocumentStore, StoredDocument } from '@gatehouse/control-plane';
+import type { DocumentStore, StoredDocument } from '../dbless/document-store';
 
 /**
  * The last declarative document of a database-less control plane, in Redis beside the signed snapshot

@@ -1,23 +1,26 @@
-import { ConfigHolder, createDataPlaneServer, DataPlaneMetrics, DataPlaneNode, PrimaryFeed, PrimaryLink, SystemResolver } from '@gatehouse/data-plane';
 import { bundledPlugins, openPlugins, PluginQueues, queueLogger, type PluginRuntime } from '@gatehouse/plugins';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { WORKER_SHARED_TOKENS_ENV } from './data-plane-primary';
-import { currentLogLevel, isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
-import { acmeOnDemand, openAccessLog, pluginRedis, proxyServerSettings } from './proxy-config';
-import type { Settings } from './settings';
+import { SystemResolver } from '../../balancer';
+import { ConfigHolder } from '../../config-holder';
+import { DataPlaneMetrics } from '../../metrics/data-plane-metrics';
+import { createDataPlaneServer } from '../../server';
+import { PrimaryFeed, PrimaryLink } from '../../workers';
+import { DataPlaneNode } from '../data-plane-node';
+import type { DataPlaneSettings } from './options';
+import { openAccessLog, proxyServerSettings } from './proxy-settings';
+import { acmeOnDemand, pluginRedis } from './redis-links';
+import { WORKER_SHARED_TOKENS_ENV } from './worker-env';
 
 /**
- * One proxy worker of a data plane (forked by the primary, see data-plane-primary.ts): it serves the config the
- * primary verified, on the ports every worker shares. Credentials, routes and plugin chains are its own compiled
- * copy, so key-auth never leaves the process; the node's shared state (local rate-limit counters, memory proxy-cache,
- * embedded oauth2 tokens, health) is the primary's, reached over IPC.
+ * One proxy worker of a data plane (forked by the primary, see start-primary.ts): it serves the config the primary
+ * verified, on the ports every worker shares. Credentials, routes and plugin chains are its own compiled copy, so
+ * key-auth never leaves the process; the node's shared state (local rate-limit counters, memory proxy-cache, embedded
+ * oauth2 tokens, health) is the primary's, reached over IPC.
  */
-export async function runProxyWorker(settings: Settings, log: Logger): Promise<void> {
+export async function runProxyWorker(settings: DataPlaneSettings): Promise<void> {
+  const { id, log } = settings;
   const link = new PrimaryLink();
-  link.onLogLevel(({ level, timeout }) => {
-    if (isKongLogLevel(level)) setRuntimeLogLevel(level, timeout);
-  });
-  const id = settings.dataPlaneId ?? 'unknown';
+  link.onLogLevel(({ level, timeout }) => settings.logLevel.set(level, timeout));
   const holder = new ConfigHolder();
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
@@ -28,13 +31,13 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   const node = new DataPlaneNode({ feed: new PrimaryFeed(link, log), log, counters: metrics, holder, logsProblems: false, countsRefusedDeltas: false });
   await node.open();
 
-  const redis = pluginRedis(settings);
+  const redis = pluginRedis(settings.redisUrl);
   const stores = link.stores(process.env[WORKER_SHARED_TOKENS_ENV] === '1');
   const runtime: PluginRuntime = {
     redisPrefix: settings.redisPrefix,
     syslogAddress: settings.syslogAddress,
     log: pluginLog,
-    logLevel: currentLogLevel,
+    logLevel: settings.logLevel.current,
     queues,
     nodeId: id,
     rateLimitCounters: stores.rateLimitCounters,
@@ -43,9 +46,9 @@ export async function runProxyWorker(settings: Settings, log: Logger): Promise<v
   };
   if (redis) runtime.redis = redis;
   const plugins = await openPlugins(runtime, bundledPlugins);
-  const accessLog = openAccessLog(settings, log);
+  const accessLog = openAccessLog(settings.accessLog, log);
   const proxy = await createDataPlaneServer({
-    ...(await proxyServerSettings(settings, log)),
+    ...(await proxyServerSettings(settings)),
     holder,
     runtime,
     // the primary runs the node's active checks and counts passive results; this worker mirrors the outcome

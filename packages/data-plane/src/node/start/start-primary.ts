@@ -1,66 +1,41 @@
-import {
-  BalancerRegistry,
-  createStatusServer,
-  DataPlaneNode,
-  nodeCounters,
-  nodeMetricsSource,
-  selfSignedDefault,
-  SharedCallServer,
-  serveNodeStores,
-  SystemResolver,
-  WorkerPool,
-} from '@gatehouse/data-plane';
-import { LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES, type PluginRuntime } from '@gatehouse/plugins';
-import type { ConfigBus, HealthChannel } from '@gatehouse/sync';
+import { LocalCounters, MemoryCacheStore, PROXY_CACHE_MEMORY_BYTES } from '@gatehouse/plugins';
 import { Counter, Registry } from 'prom-client';
-import type { RunningDataPlane } from './data-plane-node';
-import { followRuntimeLogLevel, type Logger } from './logger';
-import { busFeedOf, startHealthReporter, subscribeCachePurges } from './proxy-config';
-import type { NodeMetrics } from './node-metrics';
-import type { Settings } from './settings';
+import { BalancerRegistry, SystemResolver } from '../../balancer';
+import { createStatusServer } from '../../status-server';
+import { selfSignedDefault } from '../../tls';
+import { nodeCounters, nodeMetricsSource, serveNodeStores, SharedCallServer, WorkerPool } from '../../workers';
+import { DataPlaneNode } from '../data-plane-node';
+import { busFeedOf, startHealthReporter } from './node-links';
+import type { DataPlaneStartOptions, RunningDataPlane } from './options';
+import { subscribeCachePurges } from './redis-links';
+import { WORKER_SHARED_TOKENS_ENV } from './worker-env';
 
 /**
- * Marks a process the primary forked as a proxy worker (main.ts runs `runProxyWorker` in it); its value is the
- * primary's role, so the worker reads the same settings (listen defaults differ between `start` and `data-plane`).
- */
-export const PROXY_WORKER_ENV = 'GATEHOUSE_PROXY_WORKER';
-/** Tells a proxy worker that the node's oauth2 tokens live in the primary (embedded mode without Redis). */
-export const WORKER_SHARED_TOKENS_ENV = 'GATEHOUSE_WORKER_SHARED_TOKENS';
-
-/**
- * A data plane with `settings.workers` proxy workers. This process (the primary) follows the bus: one snapshot fetch,
+ * A data plane with `options.workers` proxy workers. This process (the primary) follows the bus: one snapshot fetch,
  * one signature check, one compile (to refuse a bad config and to drive the health checks) and one disk-cache write
  * per node, then forwards the verified snapshot to every worker. It also holds what Kong keeps per node: the local
  * rate-limit counters, the memory proxy-cache, the oauth2 tokens of the embedded mode, the balancers' health (active
  * checks run here once, passive results from every worker are counted here) and the status listener, which sums the
  * workers' counters and aggregates their metrics.
  */
-export async function startDataPlanePrimary(
-  settings: Settings,
-  bus: ConfigBus,
-  secret: string,
-  log: Logger,
-  id: string,
-  extraRuntime: PluginRuntime,
-  health: HealthChannel | null,
-  nodeMetrics?: NodeMetrics,
-): Promise<RunningDataPlane> {
+export async function startDataPlanePrimary(options: DataPlaneStartOptions): Promise<RunningDataPlane> {
+  const { id, log, metrics: nodeMetrics } = options;
   const registry = nodeMetrics?.registry ?? new Registry();
   // the primary refuses a bad config before any worker sees it; workers count the same series (0), summed
   const refused = new Counter({ name: 'gatehouse_data_plane_config_apply_failures_total', help: 'Configurations this data plane refused or failed to apply', registers: [registry] });
-  const { shared, purges, tokens } = nodeStores(settings, extraRuntime, log);
+  const { shared, purges, tokens } = nodeStores(options);
   if (purges) nodeMetrics?.watchRedis(purges);
 
-  const balancers = new BalancerRegistry({ resolver: new SystemResolver(settings.dnsResolver, settings.dnsOrder) });
+  const balancers = new BalancerRegistry({ resolver: new SystemResolver(options.dnsResolver, options.dnsOrder) });
   const pool = new WorkerPool({
-    size: settings.workers,
+    size: options.workers,
     shared,
     balancers,
     log,
-    env: { [PROXY_WORKER_ENV]: settings.role, GATEHOUSE_DATA_PLANE_ID: id, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
+    env: { ...options.workerEnv, ...(tokens ? { [WORKER_SHARED_TOKENS_ENV]: '1' } : {}) },
   });
   // a verified snapshot or delta is applied here first (a bad one never reaches a worker), then forwarded
-  const feed = busFeedOf(settings, bus, secret, id, log);
+  const feed = busFeedOf(options, id);
   const node = new DataPlaneNode({ feed, log, counters: { configRefused: () => refused.inc() }, forward: pool });
   const holder = node.holder;
   balancers.update(holder.current.upstreams);
@@ -70,20 +45,20 @@ export async function startDataPlanePrimary(
   await node.open();
   await node.follow();
   // the self-signed default certificate is made once, here, before the workers read it
-  if (settings.proxyTlsListen && !(settings.proxyTlsCert && settings.proxyTlsKey)) await selfSignedDefault(settings.dataDir);
+  if (options.proxy.tlsListen && !options.proxy.tlsCertificate) await selfSignedDefault(options.dataDir);
   // a log level changed at run time (admin API, operations channel) holds in every worker too
-  const unfollow = followRuntimeLogLevel(pool.setLogLevel);
+  const unfollow = options.logLevel.follow(pool.setLogLevel);
   await pool.start();
-  log.info('proxy workers listening', { workers: settings.workers, pids: pool.pids });
+  log.info('proxy workers listening', { workers: options.workers, pids: pool.pids });
   // one /metrics for the node wherever it is served (status listener, admin API with `start`)
   const metricsSource = nodeMetricsSource(registry, pool);
   nodeMetrics?.aggregateWith(metricsSource);
 
-  const reporter = await startHealthReporter(health, balancers, id, holder, log);
-  const status = settings.statusListen
+  const reporter = await startHealthReporter(options.health, balancers, id, holder, log);
+  const status = options.statusListen
     ? await createStatusServer({
         holder,
-        listen: settings.statusListen,
+        listen: options.statusListen,
         counters: () => nodeCounters(pool),
         proxyListening: () => pool.listening,
         details: () => ({ node_id: id, sync: feed.status() }),
@@ -96,7 +71,7 @@ export async function startDataPlanePrimary(
     holder,
     feed,
     status,
-    listening: { host: settings.proxyListen.host, port: ports.port, tlsPort: ports.tlsPort },
+    listening: { host: options.proxy.listen.host, port: ports.port, tlsPort: ports.tlsPort },
     workers: pool,
     reopenLog: () => pool.reopenLogs(),
     close: async () => {
@@ -112,9 +87,10 @@ export async function startDataPlanePrimary(
 }
 
 /** What the primary keeps for the node and its workers call: local rate-limit counters, the memory proxy-cache, embedded oauth2 tokens. */
-function nodeStores(settings: Settings, extraRuntime: PluginRuntime, log: Logger) {
+function nodeStores(options: DataPlaneStartOptions) {
+  const extraRuntime = options.extraRuntime ?? {};
   const cache = extraRuntime.proxyCacheMemory instanceof MemoryCacheStore ? extraRuntime.proxyCacheMemory : new MemoryCacheStore(PROXY_CACHE_MEMORY_BYTES);
-  const purges = subscribeCachePurges(settings, cache, log);
+  const purges = subscribeCachePurges(options.redisUrl, options.redisPrefix, cache, options.log);
   const tokens = extraRuntime.oauth2Tokens ?? null;
   const shared = new SharedCallServer();
   serveNodeStores(shared, { counters: new LocalCounters(), cache, tokens });
