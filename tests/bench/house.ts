@@ -7,6 +7,7 @@
 //     at random from the N loaded (the same keys for both trees), with the data plane's CPU time per request;
 //   write → served: BENCH_HOUSE_WRITES (default 5) new consumers with a new key each through the admin API, one at a
 //     time, each timed from the first write until the data plane answers 200 with the key (polled every 2 ms).
+// Printed beside them: the POST /config time, and each tree's control plane and data plane RSS once idle after the rounds.
 // The verdicts compare the median of the rounds' ratios current/base: throughput ≥ 0.95×, write → served p50 ≤ 1.05×
 // or within the base's own spread over the rounds ("no worse than before").
 import { fileURLToPath } from 'node:url';
@@ -117,7 +118,7 @@ function printHouse(labels: [string, string], loads: HouseLoad[], rss: string[],
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(
     `\nhouse: the current tree against ${labels[0]} (CP over Postgres + DP over Redis each, from its sources; ${opts.n} consumers with a key-auth key each; ` +
-      `${opts.rounds} alternating rounds of ${opts.seconds} s × ${opts.connections} connections over ${Math.min(KEYS_CYCLED, opts.n)} random keys of the ${opts.n}, then ${opts.writes} writes → served)`,
+      `${opts.rounds} alternating rounds of ${opts.seconds} s × ${opts.connections} connections over ${Math.min(KEYS_CYCLED, opts.n)} random keys of the ${opts.n}, then ${opts.writes} writes → served; RSS once idle after the rounds)`,
   );
   console.log(`${pad('tree', 18)}${pad('POST /config', 14)}${pad('then served', 13)}${pad('RSS CP / DP MiB', 17)}${pad('req/s median (min–max)', 28)}${pad('DP CPU/req', 12)}${pad('failed', 8)}write → served p50 (min–max), max ms`);
   figures.forEach((f, i) => {
@@ -150,9 +151,11 @@ export async function measureHouse(upstreamUrl: string, opts: { seconds: number;
     const document = houseDocument(n, upstreamUrl);
     const loads: HouseLoad[] = [];
     for (const c of clusters) loads.push(await loadHouse(c, document, n));
-    const rss = clusters.map((c) => `${treeRssMb(c.controlPlane.pid).toFixed(0)} / ${treeRssMb(c.dataPlane.pid).toFixed(0)}`);
     const pair = clusters as [HouseCluster, HouseCluster];
     const figures = await measureRounds(pair, sampleKeys(n), { ...opts, rounds, writes });
+    // after the rounds, both trees alike: loaded, measured, idle again
+    await settle(clusters);
+    const rss = clusters.map((c) => `${treeRssMb(c.controlPlane.pid).toFixed(0)} / ${treeRssMb(c.dataPlane.pid).toFixed(0)}`);
     printHouse([pair[0].label, pair[1].label], loads, rss, figures, { n, ...opts, rounds, writes });
   } finally {
     const stopped = await Promise.allSettled(clusters.map((c) => c.stop()));
