@@ -28,8 +28,8 @@ export interface InterleavedResult extends LoadResult {
 
 const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 
-/** the process and its descendants */
-function processTree(pid: number): number[] {
+/** the process and its descendants (their PIDs, the process first) */
+export function processTree(pid: number): number[] {
   const children: number[] = [];
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     const listed = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();

@@ -13,6 +13,9 @@
 //     interleaved rounds (BENCH_ROUNDS, default 3 here), ratios to nginx and to the forwarder with their spread
 //   BENCH_ONLY=expressions-router: match cost of BENCH_ROUTER_N expression routes vs as many traditional routes
 //   BENCH_BASE_COMMIT (default 5a0aad8): the code the connection-limits and rapid-reset scenarios compare against
+//   BENCH_ONLY=house: key-auth throughput and write → served at BENCH_HOUSE_N consumers (default 100000), a CP + DP
+//     cluster of this tree against one of BENCH_HOUSE_BASE (default 3b349a1), alternating rounds (BENCH_ROUNDS, default
+//     5 here), BENCH_HOUSE_WRITES (default 5) writes → served a round
 import { existsSync } from 'node:fs';
 import { here, load, printTable, startScript, type LoadResult } from './harness';
 import { measurePropagation } from './propagation';
@@ -37,11 +40,14 @@ import { measureGrpc } from './grpc';
 import { measureStream } from './stream';
 import { measureWebSocket } from './websocket';
 import { measurePeers } from './peers';
+import { measureHouse } from './house';
 import { checkoutBase, measureConnectionLimits, measureRapidReset, type BaseTree } from './proxy-connections';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+// the proxy targets are picked by a part of their name; `house` is a scenario, not the part every one has (`gatehouse …`)
+const targetParts = only?.filter((o) => o !== 'house');
 const API_KEY = 'bench-key';
 
 interface Target {
@@ -68,13 +74,13 @@ async function main(): Promise<void> {
   console.log(`gatehouse bench: ${seconds}s per target, ${connections} connections, node ${process.version}\n`);
   const rows: LoadResult[] = [];
   // the proxy targets share one upstream; a run that selects none of them does not start it
-  const proxyRun = !only || only.includes('direct') || targets.some((t) => only.some((o) => t.name.includes(o)));
+  const proxyRun = !only || only.includes('direct') || targets.some((t) => targetParts!.some((o) => t.name.includes(o)));
   const upstream = proxyRun ? await startScript(here('servers/upstream.ts')) : null;
   const upstreamUrl = `http://127.0.0.1:${upstream?.port}`;
   if (upstream) try {
     if (!only || only.includes('direct')) rows.push(await load('(a) upstream directly', `${upstreamUrl}/bench`, { connections, seconds }));
     for (const t of targets) {
-      if (only && !only.some((o) => t.name.includes(o))) continue;
+      if (targetParts && !targetParts.some((o) => t.name.includes(o))) continue;
       if (t.optional && !existsSync(here(t.script))) continue;
       const server = await startScript(here(t.script), { UPSTREAM_URL: upstreamUrl, API_KEY, ...t.env });
       try {
@@ -154,6 +160,15 @@ async function main(): Promise<void> {
     } finally {
       await connUpstream.stop();
       base.remove();
+    }
+  }
+
+  if (!only || only.includes('house')) {
+    const houseUpstream = await startScript(here('servers/upstream.ts'));
+    try {
+      await measureHouse(`http://127.0.0.1:${houseUpstream.port}`, { seconds, connections });
+    } finally {
+      await houseUpstream.stop();
     }
   }
 
