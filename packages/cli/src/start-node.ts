@@ -6,7 +6,7 @@ import { openBus, openHealthChannel, servesFileAlone } from './bus';
 import { controlPlaneOptions, declarativeOptions } from './control-plane-options';
 import { adoptUpstreamCaBundle, dataPlaneOptions, dataPlaneSettings } from './data-plane-options';
 import { embeddedClusterSecret } from './embedded-secret';
-import { kongConfiguration } from './kong-settings/configuration';
+import { kongConfiguration } from './settings/kong/configuration';
 import { createLogger, type Logger } from './logger';
 import type { NodeMetrics } from './node-metrics';
 import { openNodeStores } from './node-stores';

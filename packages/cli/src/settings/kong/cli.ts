@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { parseErrorDefaultType, parseGatewayHeaders, parseHeadersUpstream } from '@gatehouse/data-plane';
-import { readSettings, type Role } from '../settings';
+import { readSettings, type Role } from '../index';
 import { applyKongSettings, type KongNotice } from './index';
 
 /** `--conf <path>`, `--conf=<path>` or `-c <path>` among the arguments, else GATEHOUSE_CONF, else null. */

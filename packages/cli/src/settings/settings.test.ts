@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { availableParallelism } from 'node:os';
-import { usableCores } from './cpu-count';
-import { parseListen, parseWorkers, readSettings } from './settings';
+import { usableCores } from '../cpu-count';
+import { parseListen, parseWorkers, readSettings } from './index';
 
 describe('readSettings', () => {
   it('wraps the Redis key prefix in a hash tag for a Redis Cluster, so the keys of a deployment share a slot', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
-import { servesFileAlone } from './bus';
-import { readSettings } from './settings';
+import { servesFileAlone } from '../bus';
+import { readSettings } from './index';
 
 describe('GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG', () => {
   it('defaults to postgres with DATABASE_URL, else embedded', () => {

@@ -1,6 +1,6 @@
 import { formatListenEntry, NO_FLAGS } from '../listen-syntax';
-import { currentLogLevel } from '../logger';
-import type { Listen, Settings } from '../settings';
+import { currentLogLevel } from '../../logger';
+import type { Listen, Settings } from '../index';
 
 /** One of Kong's `*_listeners` entries. */
 function listenerEntry(listen: Listen, ssl = false): Record<string, unknown> {

@@ -17,9 +17,9 @@ import {
   streamListenOf,
   type Listen,
   type StreamListen,
-} from './setting-values';
+} from './values';
 
-export { SETTINGS_DOC } from './settings-doc';
+export { SETTINGS_DOC } from './doc';
 export {
   parseDataPlaneLabels,
   parseDuration,
@@ -30,7 +30,7 @@ export {
   routerFlavorOf,
   type Listen,
   type StreamListen,
-} from './setting-values';
+} from './values';
 
 export type Role = 'all' | 'control_plane' | 'data_plane';
 export type RbacMode = 'off' | 'on' | 'entity' | 'both';

@@ -1,6 +1,6 @@
 import { parseTracingInstrumentations, type TracingSettings } from '@gatehouse/plugins';
 import { ROUTER_FLAVORS, type RouterFlavor } from '@gatehouse/core';
-import { usableCores } from './cpu-count';
+import { usableCores } from '../cpu-count';
 import { parseListenEntry, parseListenList, type ListenFlags } from './listen-syntax';
 
 /** The parsers of single settings: listeners, durations, enumerations, labels, headers, tracing. */

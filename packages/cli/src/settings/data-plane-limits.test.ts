@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseDuration, readSettings } from './settings';
+import { parseDuration, readSettings } from './index';
 
 describe('data-plane hardening settings', () => {
   it('drops underscore headers and buffers at most 8 MiB by default', () => {

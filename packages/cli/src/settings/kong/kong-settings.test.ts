@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readSettings } from '../settings';
+import { readSettings } from '../index';
 import { confPathOf, runCheckCommand, startRole } from './cli';
 import { applyKongSettings, convertKongValues, parseKongConf } from './index';
 import { kongEnvironment } from './sources';
