@@ -1,4 +1,4 @@
-import { connect as netConnect, type Socket } from 'node:net';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { ResponseReader, type ReadResponse } from './response-reader';
 
@@ -37,7 +37,8 @@ export class PostConnection {
     const port = Number(url.port || (https ? 443 : 80));
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     return new Promise((resolve, reject) => {
-      const socket = https ? tlsConnect({ host, port, servername: host === url.hostname ? host : undefined }) : netConnect({ host, port });
+      // SNI names a host, never an address
+      const socket = https ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined }) : netConnect({ host, port });
       const timer = connectTimeoutMs > 0 ? setTimeout(() => fail(new Error(`connect timeout after ${connectTimeoutMs} ms`)), connectTimeoutMs) : undefined;
       const fail = (err: Error): void => {
         clearTimeout(timer);
