@@ -75,3 +75,21 @@ describe('TracingHttpSender', () => {
     await expect(nowhere.send('x')).rejects.toThrow('ECONNREFUSED');
   });
 });
+
+describe('TracingHttpSender timeouts', () => {
+  it('gives up on a receiver that stops answering on a kept-alive connection, without sending again', async () => {
+    let requests = 0;
+    // answers the first request only
+    const silent = createServer((req, res) => {
+      if (requests++ === 0) req.on('end', () => res.end('ok')).resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const sender = new TracingHttpSender(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, { connect_timeout: 1000, send_timeout: 0, read_timeout: 200 }, {}, () => true);
+    await sender.send('answered');
+    await expect(sender.send('ignored')).rejects.toThrow('timeout waiting for the receiver');
+    expect(requests).toBe(2);
+    await sender.close();
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+});

@@ -28,7 +28,11 @@ export class PostConnection {
     socket.on('end', () => this.closed(null));
     socket.on('close', () => this.closed(null));
     socket.on('error', (err) => this.closed(err));
-    socket.on('timeout', () => this.closed(new Error(this.settle === null ? 'idle' : 'timeout waiting for the receiver')));
+    socket.on('timeout', () => {
+      // a receiver too slow to answer is not a stale connection: no second try
+      this.answered = true;
+      this.closed(new Error(this.settle === null ? 'idle' : 'timeout waiting for the receiver'));
+    });
   }
 
   /** connects to `url`'s host (TLS for https) within `connectTimeoutMs` (0: no bound) */
