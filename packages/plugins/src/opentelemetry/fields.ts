@@ -10,11 +10,16 @@ export interface LongBits {
   unsigned: true;
 }
 
+// the halves `nanosOf` computed last, read at once by its callers (no object per timestamp)
+let nanosLow = 0;
+let nanosHigh = 0;
+
 /**
  * Epoch milliseconds (with sub-millisecond digits) as unsigned 64-bit nanoseconds, in 32-bit halves computed with
- * whole numbers below 2^53 (no BigInt): seconds × 10^9 is split at 2^16 so no product loses a digit.
+ * whole numbers below 2^53 (no BigInt): seconds × 10^9 is split at 2^16 so no product loses a digit. The halves are
+ * left in `nanosLow` and `nanosHigh`.
  */
-export function unixNanos(epochMs: number): LongBits {
+function nanosOf(epochMs: number): void {
   const seconds = Math.floor(epochMs / 1000);
   const withinNs = Math.round((epochMs - seconds * 1000) * 1e6);
   const secondsHigh = Math.floor(seconds / TWO_16);
@@ -27,7 +32,44 @@ export function unixNanos(epochMs: number): LongBits {
   let low = upperLow + (lower - lowerHigh * TWO_32);
   const carry = Math.floor(low / TWO_32);
   low -= carry * TWO_32;
-  return { low: low | 0, high: (upperHigh + lowerHigh + carry) | 0, unsigned: true };
+  nanosLow = low | 0;
+  nanosHigh = (upperHigh + lowerHigh + carry) | 0;
+}
+
+/** Epoch milliseconds (with sub-millisecond digits) as unsigned 64-bit nanoseconds, in 32-bit halves. */
+export function unixNanos(epochMs: number): LongBits {
+  nanosOf(epochMs);
+  return { low: nanosLow, high: nanosHigh, unsigned: true };
+}
+
+/** writes epoch milliseconds as the 8 little-endian bytes of a fixed64 of nanoseconds at `at`; the offset after them */
+export function writeUnixNanos(out: Buffer, at: number, epochMs: number): number {
+  nanosOf(epochMs);
+  out.writeInt32LE(nanosLow, at);
+  out.writeInt32LE(nanosHigh, at + 4);
+  return at + 8;
+}
+
+/** each character code's value as a hex digit, -1 for the others */
+const HEX_DIGITS = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) HEX_DIGITS[digit.toString(16).charCodeAt(0)] = HEX_DIGITS[digit.toString(16).toUpperCase().charCodeAt(0)] = digit;
+
+/**
+ * writes the `length` bytes of hex digits at `at`, as `out.write(hex, at, length, 'hex')` does (without the call
+ * into the runtime): from the first pair that is not hex on, zeros
+ */
+export function writeHex(out: Buffer, at: number, hex: string, length: number): number {
+  for (let i = 0; i < length; i++) {
+    const high = hex.charCodeAt(2 * i);
+    const low = hex.charCodeAt(2 * i + 1);
+    const byte = high < 128 && low < 128 ? (HEX_DIGITS[high]! << 4) | HEX_DIGITS[low]! : -1;
+    if (byte < 0) {
+      out.fill(0, at + i, at + length);
+      break;
+    }
+    out[at + i] = byte;
+  }
+  return at + length;
 }
 
 /** bytes of `value` as a protobuf varint (non-negative, below 2^32) */
@@ -79,7 +121,8 @@ function stringKeyValue(key: Uint8Array, value: string): Uint8Array {
 /**
  * The encoded `KeyValue` message of each attribute and the UTF-8 bytes of span names: each distinct key and value is
  * encoded once (by the generated `KeyValue` class) and its bytes reused. Values unique to a request (request ids,
- * URLs) stop being kept once a key has many; a string one is then laid out directly, another by the class.
+ * URLs) stop being kept, or looked up, once a key has many; a string one is then laid out directly, another by the
+ * class.
  */
 export class AttributeBytes {
   private readonly encoded = new Map<string, Map<AttributeValue, Uint8Array>>();
@@ -99,9 +142,10 @@ export class AttributeBytes {
   keyValue(key: string, value: AttributeValue): Uint8Array {
     let values = this.encoded.get(key);
     if (values === undefined) this.encoded.set(key, (values = new Map()));
+    // a key of many values (request ids, URLs) is not looked up: its values hardly repeat
+    if (values.size >= MAX_VALUES_PER_KEY) return typeof value === 'string' ? stringKeyValue(this.text(key), value) : otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
     let bytes = values.get(value);
     if (bytes !== undefined) return bytes;
-    if (values.size >= MAX_VALUES_PER_KEY) return typeof value === 'string' ? stringKeyValue(this.text(key), value) : otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
     bytes = otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
     values.set(value, bytes);
     return bytes;

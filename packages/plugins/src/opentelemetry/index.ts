@@ -30,7 +30,11 @@ const exporter = new SpanExport<OpenTelemetryConfig, Uint8Array>(
     const headers = { 'content-type': 'application/x-protobuf', ...(config.headers ?? {}) };
     const sender = new TracingHttpSender(tracesEndpoint(config)!, config, headers, (status) => status === 200);
     const encoder = new TraceEncoder(resourceBytes(resourceAttributes(config, runtime)));
-    return { send: (batch) => sender.send(encoder.encode(batch)), close: () => sender.close() };
+    const send = (batch: Uint8Array[]): Promise<void> => {
+      const body = encoder.encode(batch);
+      return sender.send(body).finally(() => encoder.release(body));
+    };
+    return { send, close: () => sender.close() };
   },
   (span) => span.length,
 );

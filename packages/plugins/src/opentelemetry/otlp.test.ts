@@ -1,5 +1,5 @@
 import { RequestSpans, SpanKind, parseTracingInstrumentations, type RecordedSpan } from '../shared/tracing/request-spans';
-import { unixNanos } from './fields';
+import { unixNanos, writeHex } from './fields';
 import { SpanEncoder, TraceEncoder } from './otlp';
 import { anyValue, otlp, resourceBytes } from './proto';
 
@@ -61,6 +61,22 @@ describe('OTLP trace encoding', () => {
     }
   });
 
+  it('reuses the memory of a batch given back for the next one, with the same bytes as new memory', () => {
+    const spanEncoder = new SpanEncoder();
+    const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
+    const requests = Array.from({ length: 80 }, (_, i) => requestSpans(i));
+    const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const first = encoder.encode(chunks);
+    const expected = Buffer.from(first);
+    encoder.release(first);
+    const again = encoder.encode(chunks.slice(0, 10));
+    expect(again.buffer).toBe(first.buffer);
+    encoder.release(again);
+    const third = encoder.encode(chunks);
+    expect(third.buffer).toBe(first.buffer);
+    expect(third.equals(expected)).toBe(true);
+  });
+
   it('encodes non-ASCII names and attribute values, and values past the attribute cache, as the generated class does', () => {
     const spanEncoder = new SpanEncoder();
     const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
@@ -80,6 +96,18 @@ describe('OTLP trace encoding', () => {
       const expected = BigInt(seconds) * 1_000_000_000n + BigInt(Math.round((ms - seconds * 1000) * 1e6));
       const { low, high } = unixNanos(ms);
       expect((BigInt(high >>> 0) << 32n) | BigInt(low >>> 0)).toBe(expected);
+    }
+  });
+
+  it('writes hex ids as Buffer.write does: mixed case, odd lengths, and zeros from a pair that is not hex on', () => {
+    for (const hex of ['0123456789abcdef', 'ABCDEFabcdef0a1b', 'abc', '12zz3456', '12é4', '']) {
+      const length = hex.length >>> 1;
+      const ours = Buffer.alloc(length + 2, 0xff);
+      const theirs = Buffer.alloc(length + 2, 0xff);
+      expect(writeHex(ours, 1, hex, length)).toBe(1 + length);
+      const written = theirs.write(hex, 1, length, 'hex');
+      theirs.fill(0, 1 + written, 1 + length);
+      expect(ours.toString('hex')).toBe(theirs.toString('hex'));
     }
   });
 });

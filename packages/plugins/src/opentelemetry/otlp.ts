@@ -1,5 +1,5 @@
 import type { RecordedSpan } from '../shared/tracing/request-spans';
-import { AttributeBytes, bytesFieldLength, unixNanos, varintLength, writeBytesField, writeVarint } from './fields';
+import { AttributeBytes, bytesFieldLength, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
 import { fieldTag, KONG_SCOPE, otlp } from './proto';
 
 // the keys the generated classes write, read from their own encodings (see `fieldTag`)
@@ -23,24 +23,27 @@ const T = {
 /** a span's `Status` message per code (unset, ok, error), encoded once */
 const STATUS = [0, 1, 2].map((code) => otlp.Status.encode({ code }).finish());
 const FIXED64 = 8;
+/** batch bodies get memory of at least this size, kept (up to SPARE_BUFFERS of them) once given back */
+const SPARE_MIN_BYTES = 16 * 1024;
+const SPARE_BUFFERS = 4;
 
 /** the bytes of a hex id (its whole digit pairs, as `Buffer.from(hex, 'hex')`) */
 const idLength = (hex: string): number => hex.length >>> 1;
 
 function writeId(out: Buffer, at: number, tag: number, hex: string): number {
   const length = idLength(hex);
+  return writeHex(out, writeVarint(out, writeVarint(out, at, tag), length), hex, length);
+}
+
+/** writes an id field whose bytes were written before at `from` (the same id again): a copy, not a decode */
+function copyId(out: Buffer, at: number, tag: number, from: number, length: number): number {
   at = writeVarint(out, writeVarint(out, at, tag), length);
-  const written = out.write(hex, at, length, 'hex');
-  if (written < length) out.fill(0, at + written, at + length);
+  for (let k = 0; k < length; k++) out[at + k] = out[from + k]!;
   return at + length;
 }
 
 function writeFixed64(out: Buffer, at: number, tag: number, epochMs: number): number {
-  at = writeVarint(out, at, tag);
-  const { low, high } = unixNanos(epochMs);
-  out.writeInt32LE(low, at);
-  out.writeInt32LE(high, at + 4);
-  return at + FIXED64;
+  return writeUnixNanos(out, writeVarint(out, at, tag), epochMs);
 }
 
 /**
@@ -70,13 +73,22 @@ export class SpanEncoder {
     const chunks: Uint8Array[] = [];
     let at = 0;
     let piece = 0;
+    // the trace id, and the root's span id (the others' parent), are decoded once and copied for the other spans
+    const traceLength = idLength(traceId);
+    let traceAt = -1;
+    const rootId = spans[0]?.spanId;
+    let rootAt = -1;
     for (let i = 0; i < spans.length; i++) {
       const start = at;
       at = writeVarint(out, writeVarint(out, at, T.span), this.sizes[i]!);
       const span = spans[i]!;
-      at = writeId(out, at, T.traceId, traceId);
+      if (traceAt < 0) {
+        at = writeId(out, at, T.traceId, traceId);
+        traceAt = at - traceLength;
+      } else at = copyId(out, at, T.traceId, traceAt, traceLength);
       at = writeId(out, at, T.spanId, span.spanId);
-      if (span.parentId !== null) at = writeId(out, at, T.parentSpanId, span.parentId);
+      if (i === 0) rootAt = at - idLength(span.spanId);
+      if (span.parentId !== null) at = span.parentId === rootId ? copyId(out, at, T.parentSpanId, rootAt, idLength(rootId)) : writeId(out, at, T.parentSpanId, span.parentId);
       at = writeBytesField(out, at, T.name, pieces[piece++]!);
       // the API's kinds (internal 0, server 1, client 2) are OTLP's less one
       at = writeVarint(out, writeVarint(out, at, T.kind), span.kind + 1);
@@ -119,6 +131,8 @@ export class TraceEncoder {
   /** the `resource` field of `ResourceSpans` and the `scope` field of `ScopeSpans` */
   private readonly resource: Buffer;
   private readonly scope: Buffer;
+  /** the memory of batches given back (`release`), for the next ones: a batch of a few hundred spans is tens of KiB */
+  private readonly spare: ArrayBuffer[] = [];
 
   constructor(resource: Uint8Array) {
     this.resource = Buffer.allocUnsafe(bytesFieldLength(T.resource, resource.length));
@@ -127,12 +141,13 @@ export class TraceEncoder {
     writeBytesField(this.scope, 0, T.scope, KONG_SCOPE);
   }
 
-  encode(chunks: readonly Uint8Array[]): Uint8Array {
+  /** a batch's request body; its memory may be given back with `release` once the body is sent (or given up) */
+  encode(chunks: readonly Uint8Array[]): Buffer {
     let spans = 0;
     for (let i = 0; i < chunks.length; i++) spans += chunks[i]!.length;
     const scopeSpans = this.scope.length + spans;
     const resourceSpans = this.resource.length + bytesFieldLength(T.scopeSpans, scopeSpans);
-    const out = Buffer.allocUnsafe(bytesFieldLength(T.resourceSpans, resourceSpans));
+    const out = this.buffer(bytesFieldLength(T.resourceSpans, resourceSpans));
     let at = writeVarint(out, writeVarint(out, 0, T.resourceSpans), resourceSpans);
     at += this.resource.copy(out, at);
     at = writeVarint(out, writeVarint(out, at, T.scopeSpans), scopeSpans);
@@ -142,5 +157,17 @@ export class TraceEncoder {
       at += chunks[i]!.length;
     }
     return out;
+  }
+
+  /** gives back the memory of a body `encode` made, to be reused for a later batch */
+  release(body: Buffer): void {
+    if (body.byteOffset === 0 && body.buffer.byteLength >= SPARE_MIN_BYTES && this.spare.length < SPARE_BUFFERS) this.spare.push(body.buffer as ArrayBuffer);
+  }
+
+  /** `size` bytes: given-back memory when there is enough, else new memory of its own */
+  private buffer(size: number): Buffer {
+    const spare = this.spare.pop();
+    if (spare !== undefined && spare.byteLength >= size) return Buffer.from(spare, 0, size);
+    return Buffer.from(new ArrayBuffer(Math.max(size, SPARE_MIN_BYTES, spare?.byteLength ?? 0)), 0, size);
   }
 }

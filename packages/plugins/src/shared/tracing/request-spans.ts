@@ -44,9 +44,12 @@ export interface RecordedSpan {
   status: 0 | 2;
 }
 
+/** the process's time origin (epoch ms): a getter call each time `performance.timeOrigin` is read */
+const TIME_ORIGIN = performance.timeOrigin;
+
 /** Epoch milliseconds now, with sub-millisecond precision. */
 export function nowMs(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN + performance.now();
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
