@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
 import type { SnapshotDelta } from '@gatehouse/core';
-import { makeSnapshot, signUnsealed } from '../test/support/snapshots';
+import { signUnsealed, versionedSnapshot as makeSnapshot } from '@gatehouse/testkit';
 import { parseSignedDelta, parseSignedSnapshot, signDelta, signSnapshot, SnapshotVerificationError, verifyDelta, verifySnapshot, verifySnapshotInSlices } from './signing';
 
 const SECRET = 'cluster-secret-for-tests-0123456789abcdef';

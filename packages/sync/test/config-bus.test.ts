@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { deleteRedisPrefix, freePort, requireRedis, SHARED_REDIS_URL, startRedisServer, uniqueRedisPrefix } from '@gatehouse/testkit';
 import { Redis } from 'ioredis';
 import { MemoryBus, RedisBus, signSnapshot, type ConfigBus, type DataPlaneReport } from '../src';
-import { makeSnapshot, waitFor } from './support/snapshots';
+import { versionedSnapshot as makeSnapshot, waitFor } from '@gatehouse/testkit';
 
 const SECRET = 'bus-test-secret-0123456789abcdef-0123';
 const TTL = 600;

@@ -20,3 +20,4 @@ export * from './seeded-random';
 export * from './raw-http2';
 export * from './otlp-collector';
 export * from './gatehouse-cli';
+export * from './versioned-snapshots';
