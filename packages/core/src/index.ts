@@ -9,3 +9,4 @@ export * from './epoch';
 export * from './tls';
 export * from './config-delta';
 export * from './atc';
+export * from './http';

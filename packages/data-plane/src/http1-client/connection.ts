@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import type { UpstreamHandler } from '../proxy/response-relay';
 import { badUpgrade, bodyTimeout, connectTimeout, headersTimeout, invalidResponse, isConnectionLoss, otherSideClosed } from './errors';
-import { HTTPParser, type LlhttpParser, type OnHeadersComplete } from './llhttp';
+import { HTTPParser, type LlhttpParser, type OnHeadersComplete } from '@gatehouse/core';
 import type { Http1Request } from './request-head';
 
 /** What a connection tells the pool that holds it. */

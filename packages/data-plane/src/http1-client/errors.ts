@@ -1,4 +1,4 @@
-import type { LlhttpError } from './llhttp';
+import type { LlhttpError } from '@gatehouse/core';
 
 /**
  * A failure of the upstream exchange. The codes are undici's, so that what reads them (504 on a timeout, the balancer's

@@ -1,3 +1,4 @@
+// Node's binding of llhttp, the parser behind node:http, for the gateway's own HTTP/1.1 clients (the upstream client, the tracing exporters)
 import { createRequire } from 'node:module';
 
 /** The failure llhttp reports for a message it refuses (`HPE_…` code and its reason). */
