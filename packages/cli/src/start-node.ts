@@ -67,7 +67,11 @@ export function startNode(role: Role, settings: Settings & { dataPlaneId: string
     const extraRuntime = { ...(!settings.redisUrl && tokens ? { oauth2Tokens: tokens } : {}), ...(cacheMemory ? { proxyCacheMemory: cacheMemory } : {}) };
     started.dataPlane = await startDataPlane(dataPlaneOptions(settings, { id: settings.dataPlaneId, log, bus, secret, health, metrics, extraRuntime }));
   };
-  const dataPlaneStatus = () => (started.dataPlane ? { hash: started.dataPlane.holder.current.hash, sync: started.dataPlane.feed.status() } : null);
+  // what GET /status adds of this process's data plane: its hash under `hashKey`, and its sync state
+  const dataPlaneStatus = (hashKey: string) => () => {
+    const dp = started.dataPlane;
+    return dp ? { [hashKey]: dp.holder.current.hash, data_plane: dp.feed.status() } : {};
+  };
 
   const start = async (): Promise<StartedNode> => {
     if (settings.database === 'off' && (role !== 'data_plane' || servesFileAlone(settings))) {
@@ -78,10 +82,7 @@ export function startNode(role: Role, settings: Settings & { dataPlaneId: string
           bus,
           secret,
           log,
-          statusExtras: () => {
-            const status = dataPlaneStatus();
-            return status ? { configuration_hash_data_plane: status.hash, data_plane: status.sync } : {};
-          },
+          statusExtras: dataPlaneStatus('configuration_hash_data_plane'),
           beforeAdminListens: role === 'control_plane' ? undefined : startProxy,
           configuration: { ...kongConfiguration(settings, env), database: 'off' },
         }),
@@ -92,10 +93,7 @@ export function startNode(role: Role, settings: Settings & { dataPlaneId: string
           bus,
           secret,
           log,
-          statusExtras: () => {
-            const status = dataPlaneStatus();
-            return status ? { configuration_hash: status.hash, data_plane: status.sync } : {};
-          },
+          statusExtras: dataPlaneStatus('configuration_hash'),
           extensions: [
             ...(tokens ? [oauth2TokensExtension(tokens)] : []),
             ...(cacheAdmin ? [proxyCacheExtension(cacheAdmin)] : []),
