@@ -1,7 +1,7 @@
 // Tracing scenarios for `pnpm bench` (tests/bench/opentelemetry.ts), one data plane built from a snapshot:
 //   SCENARIO=key-auth        key-auth alone, tracing instrumentations off
-//   SCENARIO=key-auth-otel   key-auth + opentelemetry, instrumentations `all`, sampling SAMPLING_RATE (default 1.0),
-//                            exporting to COLLECTOR_URL
+//   SCENARIO=key-auth-otel   key-auth + opentelemetry, instrumentations INSTRUMENTATIONS (default `all`), sampling
+//                            SAMPLING_RATE (default 1.0), exporting to COLLECTOR_URL
 import { compile, ConfigHolder, createDataPlaneServer } from '@gatehouse/data-plane';
 import { parseTracingInstrumentations } from '@gatehouse/plugins';
 import { makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot } from '@gatehouse/testkit';
@@ -20,6 +20,6 @@ if (traced) plugins.push(onService('opentelemetry', { traces_endpoint: process.e
 const snapshot = makeSnapshot({ services: [service], routes: [route], consumers: [consumer], plugins, credentials: { keyauth_credentials: [credential] } });
 const holder = new ConfigHolder();
 holder.swap(compile(snapshot));
-const tracing = { instrumentations: parseTracingInstrumentations(traced ? 'all' : 'off'), samplingRate: 1 };
+const tracing = { instrumentations: parseTracingInstrumentations(traced ? (process.env.INSTRUMENTATIONS ?? 'all') : 'off'), samplingRate: 1 };
 const server = await createDataPlaneServer({ holder, listen: { host: '127.0.0.1', port: Number(process.env.PORT ?? 0) }, tracing });
 process.stdout.write(`LISTENING ${server.port}\n`);

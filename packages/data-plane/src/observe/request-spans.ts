@@ -25,9 +25,23 @@ export function startRequestSpans(settings: TracingSettings | undefined, req: In
   });
 }
 
-/** A stage's span when its instrumentation is on (`router`, `plugin_access`, `plugin_header_filter`), else null. */
-export function stageSpan(spans: RequestSpans | null | undefined, type: 'router' | 'plugin_access' | 'plugin_header_filter', name: string): RecordedSpan | null {
-  return spans != null && spans.has(type) ? spans.start(name) : null;
+/** The `kong.router` span when router instrumentation is on, else null. */
+export function routerSpan(spans: RequestSpans | null | undefined): RecordedSpan | null {
+  return spans != null && spans.has('router') ? spans.start('kong.router') : null;
+}
+
+type PluginPhase = 'plugin_access' | 'plugin_header_filter';
+const PHASE_PREFIX: Readonly<Record<PluginPhase, string>> = { plugin_access: 'kong.access.plugin.', plugin_header_filter: 'kong.header_filter.plugin.' };
+/** the span names of each phase by plugin name, made on first use: one string per plugin, not one per request */
+const PHASE_SPAN_NAMES: Readonly<Record<PluginPhase, Map<string, string>>> = { plugin_access: new Map(), plugin_header_filter: new Map() };
+
+/** A plugin hook's span (`kong.access.plugin.<name>`, `kong.header_filter.plugin.<name>`) when its instrumentation is on, else null. */
+export function pluginSpan(spans: RequestSpans | null | undefined, phase: PluginPhase, plugin: string): RecordedSpan | null {
+  if (spans == null || !spans.has(phase)) return null;
+  const names = PHASE_SPAN_NAMES[phase];
+  let name = names.get(plugin);
+  if (name === undefined) names.set(plugin, (name = PHASE_PREFIX[phase] + plugin));
+  return spans.start(name);
 }
 
 /** The `kong.balancer` span of the upstream request: it starts when the request leaves and ends with the response. */

@@ -1,7 +1,7 @@
 import type { Consumer } from '@gatehouse/core';
 import { RequestRefused, type AuthResult, type CredentialRef, type PluginContext, type PluginDefinition, type PluginResponse } from '@gatehouse/plugins';
 import type { ChainStep, ConsumerDirectory, PluginInstance } from '../compile/types';
-import { stageSpan } from '../observe/request-spans';
+import { pluginSpan } from '../observe/request-spans';
 
 /**
  * The one place that combines authentication plugins (the interface document's rules; Kong's algorithm, kong-reference
@@ -160,7 +160,7 @@ function runFrom(
       state.index = step.index;
       state.pluginId = instance.id;
       let result: AuthResult | null | Promise<AuthResult | null>;
-      const span = stageSpan(state.spans, 'plugin_access', `kong.access.plugin.${instance.name}`);
+      const span = pluginSpan(state.spans, 'plugin_access', instance.name);
       try {
         result = plugin.authenticate(state, config);
       } catch (err) {
@@ -189,7 +189,7 @@ function runFrom(
     state.index = step.index;
     state.pluginId = instance.id;
     let result: PluginResponse | void | Promise<PluginResponse | void>;
-    const span = stageSpan(state.spans, 'plugin_access', `kong.access.plugin.${instance.name}`);
+    const span = pluginSpan(state.spans, 'plugin_access', instance.name);
     try {
       result = plugin.access(state, instance.config);
     } catch (err) {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { CompiledConfig } from '../compile/types';
 import type { ExchangeTrace } from '../observe/exchange-trace';
-import { stageSpan } from '../observe/request-spans';
+import { routerSpan as startRouterSpan } from '../observe/request-spans';
 import { Exchange } from '../pipeline/exchange';
 import { scrubClientHeaders } from '../proxy/client-headers';
 import { peerAddress } from '../proxy/client-ip';
@@ -55,7 +55,7 @@ export function admit(p: ProxyPipeline, req: IncomingMessage, scheme: string, tr
   const path = normalizePath(q < 0 ? url : url.slice(0, q));
   if (path === null) return ProxyErrors.badRequest;
   const router = config.router;
-  const routerSpan = stageSpan(trace?.spans, 'router', 'kong.router');
+  const routerSpan = startRouterSpan(trace?.spans);
   // a header sent on several lines is matched line by line (Node joins most repeated headers with ", ")
   // HTTP/2 names the host in `:authority`
   const authority = req.headers[':authority'];

@@ -3,7 +3,7 @@ import type { UpstreamResponse } from '@gatehouse/plugins';
 import type { UpstreamTarget } from '../compile/types';
 import { BalancedRequest } from '../balancer/balanced-request';
 import { hashKeyOf } from '../balancer/hash-key';
-import { stageSpan } from '../observe/request-spans';
+import { pluginSpan } from '../observe/request-spans';
 import type { Exchange } from '../pipeline/exchange';
 import type { ChainLogger } from '../pipeline/run-chain';
 import type { Forwarder } from '../proxy/forwarder';
@@ -47,7 +47,7 @@ function responseHooksOf(log: ChainLogger, ex: Exchange): ResponseInterceptor {
     for (const step of ex.responseSteps!) {
       ex.index = step.index;
       ex.pluginId = step.instance.id;
-      const span = stageSpan(ex.spans, 'plugin_header_filter', `kong.header_filter.plugin.${step.instance.name}`);
+      const span = pluginSpan(ex.spans, 'plugin_header_filter', step.instance.name);
       try {
         step.plugin.response!(ex, step.instance.config, response);
         if (span !== null) ex.spans!.endWhen(span);

@@ -45,8 +45,16 @@ export function unixNanos(epochMs: number): LongBits {
 /** writes epoch milliseconds as the 8 little-endian bytes of a fixed64 of nanoseconds at `at`; the offset after them */
 export function writeUnixNanos(out: Buffer, at: number, epochMs: number): number {
   nanosOf(epochMs);
-  out.writeInt32LE(nanosLow, at);
-  out.writeInt32LE(nanosHigh, at + 4);
+  const low = nanosLow;
+  const high = nanosHigh;
+  out[at] = low;
+  out[at + 1] = low >>> 8;
+  out[at + 2] = low >>> 16;
+  out[at + 3] = low >>> 24;
+  out[at + 4] = high;
+  out[at + 5] = high >>> 8;
+  out[at + 6] = high >>> 16;
+  out[at + 7] = high >>> 24;
   return at + 8;
 }
 

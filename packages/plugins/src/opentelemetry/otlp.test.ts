@@ -1,4 +1,4 @@
-import { RequestSpans, SpanKind, parseTracingInstrumentations, type RecordedSpan } from '../shared/tracing/request-spans';
+import { NO_ATTRIBUTES, RequestSpans, SpanKind, parseTracingInstrumentations, type RecordedSpan } from '../shared/tracing/request-spans';
 import { unixNanos, writeHex } from './fields';
 import { SpanEncoder, TraceEncoder } from './otlp';
 import { anyValue, otlp, resourceBytes } from './proto';
@@ -88,6 +88,35 @@ describe('OTLP trace encoding', () => {
     });
     const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
     expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
+  });
+
+  it('writes spans without attributes from their templates as the generated class writes them: any kind, status, parent and trace id size', () => {
+    const spanEncoder = new SpanEncoder();
+    const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
+    const requests = Array.from({ length: 40 }, (_, i) => {
+      const spans = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000.5 + i, { 'http.method': 'GET' });
+      // a short incoming trace id is written field by field; the others take the templates
+      if (i % 5 === 4) spans.traceId = 'abcdef0123456789';
+      const child = spans.start(`kong.access.plugin.p${i % 3}`, i % 3);
+      child.status = i % 2 === 0 ? 0 : 2;
+      // a span under another than the root, and one without a parent
+      const grandchild = spans.start('kong.dns', SpanKind.CLIENT);
+      grandchild.parentId = child.spanId;
+      spans.start('kong.orphan').parentId = null;
+      spans.endWhen(child);
+      spans.finishOpen(spans.root.startMs + 3.25);
+      return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
+    });
+    const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
+    // a request whose first span is a template span (no root attributes) still copies the right parent and trace id
+    const bare = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000, {});
+    const alone = bare.start('kong.router');
+    bare.root.attributes = NO_ATTRIBUTES;
+    bare.finishOpen(bare.root.startMs + 1);
+    const batch = bare.spans.map((span) => ({ traceId: bare.traceId, span }));
+    expect(alone.parentId).toBe(bare.root.spanId);
+    expect(Buffer.from(encoder.encode(spanEncoder.encode(bare.traceId, bare.spans))).equals(Buffer.from(reference(batch, { 'service.name': 'kong' })))).toBe(true);
   });
 
   it('turns epoch milliseconds into exact 64-bit nanoseconds', () => {

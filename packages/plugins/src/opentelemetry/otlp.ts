@@ -1,4 +1,4 @@
-import type { RecordedSpan } from '../shared/tracing/request-spans';
+import { NO_ATTRIBUTES, type RecordedSpan } from '../shared/tracing/request-spans';
 import { AttributeBytes, bytesFieldLength, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
 import { fieldTag, KONG_SCOPE, otlp } from './proto';
 
@@ -46,28 +46,76 @@ function writeFixed64(out: Buffer, at: number, tag: number, epochMs: number): nu
   return writeUnixNanos(out, writeVarint(out, at, tag), epochMs);
 }
 
+/** the sizes of the ids a template span has: Kong's 16-byte trace ids and 8-byte span ids, as hex digits */
+const TRACE_HEX = 32;
+const SPAN_HEX = 16;
+
+/**
+ * The bytes of a span without attributes (the router's and plugin phases' spans) for one name, kind, status and
+ * parent presence: everything but the ids and times is the same for every request, so the chunk is written once with
+ * zero ids and times and copied per request, the ids and times then written at the offsets below.
+ */
+interface SpanTemplate {
+  bytes: Buffer;
+  traceAt: number;
+  spanAt: number;
+  /** -1 when the span has no parent */
+  parentAt: number;
+  startAt: number;
+  endAt: number;
+}
+
+/** where the variable parts of the span just written went (set by `SpanEncoder.write`, read for templates) */
+interface WrittenOffsets {
+  traceAt: number;
+  spanAt: number;
+  parentAt: number;
+  startAt: number;
+  endAt: number;
+}
+
+const ZERO_TRACE = '0'.repeat(TRACE_HEX);
+const ZERO_SPAN = '0'.repeat(SPAN_HEX);
+/** template spans kept (distinct names by kind, status and parent presence) before others are encoded field by field */
+const MAX_TEMPLATES = 1024;
+
 /**
  * Encodes a request's spans, when the request ends, as the `spans` fields of an OTLP `ScopeSpans` message: one chunk
  * per span (its key, length and `Span` message), written straight from the span's record in the generated classes'
- * field order. Attributes and names come from `AttributeBytes`; all the request's chunks share one buffer. The chunks
- * are what the export queue holds (a few bytes each, not the request's objects), and a batch is their concatenation
- * under the resource and scope (`TraceEncoder`): the bytes `ExportTraceServiceRequest.encode` makes of the same spans.
+ * field order. Attributes and names come from `AttributeBytes`; a span without attributes is a copy of its template
+ * (see `SpanTemplate`) with its ids and times written in. All the request's chunks share one buffer. The chunks are
+ * what the export queue holds (a few bytes each, not the request's objects), and a batch is their concatenation under
+ * the resource and scope (`TraceEncoder`): the bytes `ExportTraceServiceRequest.encode` makes of the same spans.
  */
 export class SpanEncoder {
   private readonly attributes = new AttributeBytes();
-  /** of the request being encoded: each span's name bytes and attributes' messages in order, and per span its message's size and attribute count */
+  /** of the request being encoded: per span its template (or null), and for the others their name bytes and attributes' messages in order, message size and attribute count */
+  private readonly templates: Array<SpanTemplate | null> = [];
   private readonly pieces: Uint8Array[] = [];
   private readonly sizes: number[] = [];
   private readonly counts: number[] = [];
+  /** templates by span name, then by kind, status and parent presence (`templateSlot`) */
+  private readonly byName = new Map<string, Array<SpanTemplate | undefined>>();
+  private templateCount = 0;
+  private measuredCount = 0;
+  private readonly written: WrittenOffsets = { traceAt: 0, spanAt: 0, parentAt: -1, startAt: 0, endAt: 0 };
 
   encode(traceId: string, spans: readonly RecordedSpan[]): Uint8Array[] {
     const pieces = this.pieces;
     pieces.length = 0;
+    const standardTrace = traceId.length === TRACE_HEX;
     let total = 0;
     for (let i = 0; i < spans.length; i++) {
-      const size = this.measure(traceId, spans[i]!, i);
-      this.sizes[i] = size;
-      total += bytesFieldLength(T.span, size);
+      const span = spans[i]!;
+      const template = standardTrace ? this.templateOf(span) : null;
+      this.templates[i] = template;
+      if (template !== null) total += template.bytes.length;
+      else {
+        const size = this.measure(traceId, span);
+        this.sizes[i] = size;
+        this.counts[i] = this.measuredCount;
+        total += bytesFieldLength(T.span, size);
+      }
     }
     const out = Buffer.allocUnsafe(total);
     const chunks: Uint8Array[] = [];
@@ -77,33 +125,103 @@ export class SpanEncoder {
     const traceLength = idLength(traceId);
     let traceAt = -1;
     const rootId = spans[0]?.spanId;
+    const rootLength = rootId === undefined ? 0 : idLength(rootId);
     let rootAt = -1;
+    const written = this.written;
     for (let i = 0; i < spans.length; i++) {
       const start = at;
-      at = writeVarint(out, writeVarint(out, at, T.span), this.sizes[i]!);
       const span = spans[i]!;
-      if (traceAt < 0) {
-        at = writeId(out, at, T.traceId, traceId);
-        traceAt = at - traceLength;
-      } else at = copyId(out, at, T.traceId, traceAt, traceLength);
-      at = writeId(out, at, T.spanId, span.spanId);
-      if (i === 0) rootAt = at - idLength(span.spanId);
-      if (span.parentId !== null) at = span.parentId === rootId ? copyId(out, at, T.parentSpanId, rootAt, idLength(rootId)) : writeId(out, at, T.parentSpanId, span.parentId);
-      at = writeBytesField(out, at, T.name, pieces[piece++]!);
-      // the API's kinds (internal 0, server 1, client 2) are OTLP's less one
-      at = writeVarint(out, writeVarint(out, at, T.kind), span.kind + 1);
-      at = writeFixed64(out, at, T.start, span.startMs);
-      at = writeFixed64(out, at, T.end, span.endMs ?? span.startMs);
-      for (let n = this.counts[i]!; n > 0; n--) at = writeBytesField(out, at, T.attribute, pieces[piece++]!);
-      at = writeBytesField(out, at, T.status, STATUS[span.status]!);
+      const template = this.templates[i]!;
+      if (template !== null) {
+        out.set(template.bytes, start);
+        at = start + template.bytes.length;
+        if (traceAt < 0) {
+          traceAt = start + template.traceAt;
+          writeHex(out, traceAt, traceId, traceLength);
+        } else out.copyWithin(start + template.traceAt, traceAt, traceAt + traceLength);
+        writeHex(out, start + template.spanAt, span.spanId, SPAN_HEX >>> 1);
+        if (i === 0) rootAt = start + template.spanAt;
+        if (template.parentAt >= 0) {
+          if (span.parentId === rootId && rootAt >= 0) out.copyWithin(start + template.parentAt, rootAt, rootAt + rootLength);
+          else writeHex(out, start + template.parentAt, span.parentId!, SPAN_HEX >>> 1);
+        }
+        writeUnixNanos(out, start + template.startAt, span.startMs);
+        writeUnixNanos(out, start + template.endAt, span.endMs ?? span.startMs);
+      } else {
+        at = this.write(out, at, traceId, span, this.sizes[i]!, this.counts[i]!, piece, traceAt, rootId, rootAt);
+        piece += 1 + this.counts[i]!;
+        if (traceAt < 0) traceAt = written.traceAt;
+        if (i === 0) rootAt = written.spanAt;
+      }
       chunks.push(out.subarray(start, at));
     }
     pieces.length = 0;
+    this.templates.length = 0;
     return chunks;
   }
 
-  /** the size of a span's `Span` message; its name's bytes and its attributes' messages are kept in `pieces` */
-  private measure(traceId: string, span: RecordedSpan, index: number): number {
+  /**
+   * writes one span's chunk field by field at `at` (its message of `size` bytes, `count` attributes, its name and
+   * attributes from `pieces` at `piece`); the trace id is copied from `traceAt` when that is set, the parent from
+   * `rootAt` when it is the root. The offsets of the variable parts are left in `written`. The offset after the chunk.
+   */
+  private write(out: Buffer, at: number, traceId: string, span: RecordedSpan, size: number, count: number, piece: number, traceAt: number, rootId: string | undefined, rootAt: number): number {
+    const written = this.written;
+    const pieces = this.pieces;
+    at = writeVarint(out, writeVarint(out, at, T.span), size);
+    const traceLength = idLength(traceId);
+    if (traceAt < 0) at = writeId(out, at, T.traceId, traceId);
+    else at = copyId(out, at, T.traceId, traceAt, traceLength);
+    written.traceAt = at - traceLength;
+    at = writeId(out, at, T.spanId, span.spanId);
+    written.spanAt = at - idLength(span.spanId);
+    written.parentAt = -1;
+    if (span.parentId !== null) {
+      at = span.parentId === rootId && rootAt >= 0 ? copyId(out, at, T.parentSpanId, rootAt, idLength(rootId)) : writeId(out, at, T.parentSpanId, span.parentId);
+      written.parentAt = at - idLength(span.parentId);
+    }
+    at = writeBytesField(out, at, T.name, pieces[piece++]!);
+    // the API's kinds (internal 0, server 1, client 2) are OTLP's less one
+    at = writeVarint(out, writeVarint(out, at, T.kind), span.kind + 1);
+    at = writeFixed64(out, at, T.start, span.startMs);
+    written.startAt = at - FIXED64;
+    at = writeFixed64(out, at, T.end, span.endMs ?? span.startMs);
+    written.endAt = at - FIXED64;
+    for (let n = count; n > 0; n--) at = writeBytesField(out, at, T.attribute, pieces[piece++]!);
+    return writeBytesField(out, at, T.status, STATUS[span.status]!);
+  }
+
+  /** the template of a span without attributes and with ids of the usual sizes, made on first sight; else null */
+  private templateOf(span: RecordedSpan): SpanTemplate | null {
+    if (span.attributes !== NO_ATTRIBUTES || span.spanId.length !== SPAN_HEX || (span.parentId !== null && span.parentId.length !== SPAN_HEX)) return null;
+    let slots = this.byName.get(span.name);
+    const slot = templateSlot(span);
+    const known = slots?.[slot];
+    if (known !== undefined) return known;
+    if (this.templateCount >= MAX_TEMPLATES) return null;
+    if (slots === undefined) this.byName.set(span.name, (slots = []));
+    const template = this.makeTemplate(span);
+    slots[slot] = template;
+    this.templateCount++;
+    return template;
+  }
+
+  private makeTemplate(span: RecordedSpan): SpanTemplate {
+    const blank: RecordedSpan = { ...span, spanId: ZERO_SPAN, parentId: span.parentId === null ? null : ZERO_SPAN, startMs: 0, endMs: 0 };
+    const saved = this.pieces.length;
+    const size = this.measure(ZERO_TRACE, blank);
+    const bytes = Buffer.alloc(bytesFieldLength(T.span, size));
+    this.write(bytes, 0, ZERO_TRACE, blank, size, 0, saved, -1, undefined, -1);
+    this.pieces.length = saved;
+    const { traceAt, spanAt, parentAt, startAt, endAt } = this.written;
+    return { bytes, traceAt, spanAt, parentAt, startAt, endAt };
+  }
+
+  /**
+   * the size of a span's `Span` message; its name's bytes and its attributes' messages are kept in `pieces`, and the
+   * number of attributes in `measuredCount`
+   */
+  private measure(traceId: string, span: RecordedSpan): number {
     const name = this.attributes.text(span.name);
     this.pieces.push(name);
     let size = bytesFieldLength(T.traceId, idLength(traceId)) + bytesFieldLength(T.spanId, idLength(span.spanId));
@@ -118,9 +236,14 @@ export class SpanEncoder {
       size += bytesFieldLength(T.attribute, keyValue.length);
       count++;
     }
-    this.counts[index] = count;
+    this.measuredCount = count;
     return size + bytesFieldLength(T.status, STATUS[span.status]!.length);
   }
+}
+
+/** a template's place among its name's: by kind (0–2), status (0 or 2) and whether it has a parent */
+function templateSlot(span: RecordedSpan): number {
+  return (span.kind * 3 + span.status) * 2 + (span.parentId === null ? 0 : 1);
 }
 
 /**

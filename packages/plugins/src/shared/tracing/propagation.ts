@@ -95,8 +95,10 @@ export function injectContext(
       onError(result.error);
       continue;
     }
-    for (const [name, value] of Object.entries(result.headers)) upstream.setHeader(name, value);
-    traceIds = { ...(traceIds ?? {}), ...result.traceId };
+    const headers = result.headers;
+    for (const name in headers) upstream.setHeader(name, headers[name]!);
+    // each injection's trace-id record is its own (made by the injector): the first is kept and the others added in
+    traceIds = traceIds === null ? result.traceId : Object.assign(traceIds, result.traceId);
   }
   return traceIds;
 }

@@ -44,6 +44,12 @@ export interface RecordedSpan {
   status: 0 | 2;
 }
 
+/**
+ * The attributes of a span that has none (the router's, the plugin phases'), shared by all of them: encoders know
+ * such a span by it. Frozen, so that a span given no attributes at its start keeps none.
+ */
+export const NO_ATTRIBUTES: SpanAttributes = Object.freeze({});
+
 /** the process's time origin (epoch ms): a getter call each time `performance.timeOrigin` is read */
 const TIME_ORIGIN = performance.timeOrigin;
 
@@ -83,7 +89,7 @@ export class RequestSpans {
   }
 
   /** starts a child of the root span */
-  start(name: string, kind: number = SpanKind.INTERNAL, attributes: SpanAttributes = {}, spanId = randomId(SPAN_ID_BYTES)): RecordedSpan {
+  start(name: string, kind: number = SpanKind.INTERNAL, attributes: SpanAttributes = NO_ATTRIBUTES, spanId = randomId(SPAN_ID_BYTES)): RecordedSpan {
     const span: RecordedSpan = { name, kind, spanId, parentId: this.root.spanId, startMs: nowMs(), endMs: null, attributes, status: 0 };
     this.spans.push(span);
     return span;
