@@ -95,11 +95,17 @@ export function writeVarint(out: Buffer, at: number, value: number): number {
   return at;
 }
 
+/** byte counts up to which a copy is a loop */
+const SMALL_COPY = 48;
+
 /** writes `bytes` as a length-delimited field `tag` at `at`; the offset after it */
 export function writeBytesField(out: Buffer, at: number, tag: number, bytes: Uint8Array): number {
-  at = writeVarint(out, writeVarint(out, at, tag), bytes.length);
-  out.set(bytes, at);
-  return at + bytes.length;
+  const length = bytes.length;
+  at = writeVarint(out, writeVarint(out, at, tag), length);
+  // a few bytes are copied faster one by one than through the typed array's set
+  if (length > SMALL_COPY) out.set(bytes, at);
+  else for (let i = 0; i < length; i++) out[at + i] = bytes[i]!;
+  return at + length;
 }
 
 /** the size of `bytes` as a length-delimited field `tag` */
@@ -126,14 +132,21 @@ function stringKeyValue(key: Uint8Array, value: string): Uint8Array {
   return out;
 }
 
+/** the last string value seen for an attribute key, with its encoded `KeyValue` message */
+interface LastString {
+  value: string;
+  bytes: Uint8Array;
+}
+
 /**
- * The encoded `KeyValue` message of each attribute and the UTF-8 bytes of span names: each distinct key and value is
- * encoded once (by the generated `KeyValue` class) and its bytes reused. Values unique to a request (request ids,
- * URLs) stop being kept, or looked up, once a key has many; a string one is then laid out directly, another by the
- * class.
+ * The encoded `KeyValue` message of each attribute and the UTF-8 bytes of span names. A string attribute's message is
+ * kept for the last value its key had: a value that repeats (a method, a host, a route's URL) is compared, not
+ * hashed, and one unique to the request (a request id) is laid out directly. Other values (numbers, booleans, a few
+ * per key) are encoded once each by the generated `KeyValue` class and their bytes reused.
  */
 export class AttributeBytes {
   private readonly encoded = new Map<string, Map<AttributeValue, Uint8Array>>();
+  private readonly strings = new Map<string, LastString>();
   private readonly texts = new Map<string, Uint8Array>();
 
   /** the UTF-8 bytes of a (span or log) name, kept while there are few */
@@ -148,14 +161,25 @@ export class AttributeBytes {
 
   /** the attribute's encoded `KeyValue` message */
   keyValue(key: string, value: AttributeValue): Uint8Array {
+    if (typeof value === 'string') return this.stringKeyValue(key, value);
     let values = this.encoded.get(key);
     if (values === undefined) this.encoded.set(key, (values = new Map()));
-    // a key of many values (request ids, URLs) is not looked up: its values hardly repeat
-    if (values.size >= MAX_VALUES_PER_KEY) return typeof value === 'string' ? stringKeyValue(this.text(key), value) : otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
     let bytes = values.get(value);
     if (bytes !== undefined) return bytes;
     bytes = otlp.KeyValue.encode({ key, value: anyValue(key, value) }).finish();
-    values.set(value, bytes);
+    // a key of many values is not kept further: its values hardly repeat
+    if (values.size < MAX_VALUES_PER_KEY) values.set(value, bytes);
+    return bytes;
+  }
+
+  private stringKeyValue(key: string, value: string): Uint8Array {
+    const last = this.strings.get(key);
+    if (last !== undefined && last.value === value) return last.bytes;
+    const bytes = stringKeyValue(this.text(key), value);
+    if (last !== undefined) {
+      last.value = value;
+      last.bytes = bytes;
+    } else if (this.strings.size < MAX_TEXTS) this.strings.set(key, { value, bytes });
     return bytes;
   }
 }

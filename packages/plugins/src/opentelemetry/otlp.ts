@@ -92,6 +92,8 @@ export class SpanEncoder {
   /** of the request being encoded: per span its template (or null), and for the others their name bytes and attributes' messages in order, message size and attribute count */
   private readonly templates: Array<SpanTemplate | null> = [];
   private readonly pieces: Uint8Array[] = [];
+  /** the pieces of the request being encoded (the array's later items are an earlier request's, not cleared) */
+  private pieceCount = 0;
   private readonly sizes: number[] = [];
   private readonly counts: number[] = [];
   /** templates by span name, then by kind, status and parent presence (`templateSlot`) */
@@ -101,8 +103,7 @@ export class SpanEncoder {
   private readonly written: WrittenOffsets = { traceAt: 0, spanAt: 0, parentAt: -1, startAt: 0, endAt: 0 };
 
   encode(traceId: string, spans: readonly RecordedSpan[]): Uint8Array[] {
-    const pieces = this.pieces;
-    pieces.length = 0;
+    this.pieceCount = 0;
     const standardTrace = traceId.length === TRACE_HEX;
     let total = 0;
     for (let i = 0; i < spans.length; i++) {
@@ -155,8 +156,6 @@ export class SpanEncoder {
       }
       chunks.push(out.subarray(start, at));
     }
-    pieces.length = 0;
-    this.templates.length = 0;
     return chunks;
   }
 
@@ -208,11 +207,11 @@ export class SpanEncoder {
 
   private makeTemplate(span: RecordedSpan): SpanTemplate {
     const blank: RecordedSpan = { ...span, spanId: ZERO_SPAN, parentId: span.parentId === null ? null : ZERO_SPAN, startMs: 0, endMs: 0 };
-    const saved = this.pieces.length;
+    const saved = this.pieceCount;
     const size = this.measure(ZERO_TRACE, blank);
     const bytes = Buffer.alloc(bytesFieldLength(T.span, size));
     this.write(bytes, 0, ZERO_TRACE, blank, size, 0, saved, -1, undefined, -1);
-    this.pieces.length = saved;
+    this.pieceCount = saved;
     const { traceAt, spanAt, parentAt, startAt, endAt } = this.written;
     return { bytes, traceAt, spanAt, parentAt, startAt, endAt };
   }
@@ -223,7 +222,7 @@ export class SpanEncoder {
    */
   private measure(traceId: string, span: RecordedSpan): number {
     const name = this.attributes.text(span.name);
-    this.pieces.push(name);
+    this.pieces[this.pieceCount++] = name;
     let size = bytesFieldLength(T.traceId, idLength(traceId)) + bytesFieldLength(T.spanId, idLength(span.spanId));
     if (span.parentId !== null) size += bytesFieldLength(T.parentSpanId, idLength(span.parentId));
     size += bytesFieldLength(T.name, name.length) + varintLength(T.kind) + varintLength(span.kind + 1);
@@ -232,7 +231,7 @@ export class SpanEncoder {
     let count = 0;
     for (const key in attributes) {
       const keyValue = this.attributes.keyValue(key, attributes[key]!);
-      this.pieces.push(keyValue);
+      this.pieces[this.pieceCount++] = keyValue;
       size += bytesFieldLength(T.attribute, keyValue.length);
       count++;
     }
