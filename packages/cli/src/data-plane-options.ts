@@ -1,3 +1,4 @@
+import { rootCertificates } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { PROXY_WORKER_ENV, setUpstreamCaBundle, type DataPlaneSettings, type DataPlaneStartOptions, type ProxyListen, type RuntimeLogLevel } from '@gatehouse/data-plane';
 import { currentLogLevel, followRuntimeLogLevel, isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
@@ -71,15 +72,19 @@ export function dataPlaneOptions(
   };
 }
 
-/** Kong's lua_ssl_trusted_certificate (GATEHOUSE_UPSTREAM_CA_BUNDLE): read once per process, before any config compiles. */
+/**
+ * Kong's lua_ssl_trusted_certificate (GATEHOUSE_UPSTREAM_CA_BUNDLE): read once per process, before any config compiles
+ * or plugin connects. As in Kong, `system` beside files trusts the system's store too.
+ */
 export function adoptUpstreamCaBundle(settings: Settings): void {
-  setUpstreamCaBundle(
-    settings.upstreamCaBundle.map((path) => {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch (err) {
-        throw new Error(`GATEHOUSE_UPSTREAM_CA_BUNDLE: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }),
-  );
+  const files = settings.upstreamCaBundle.filter((entry) => entry !== 'system');
+  const pems = files.map((path) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new Error(`GATEHOUSE_UPSTREAM_CA_BUNDLE: cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
+  if (pems.length > 0 && files.length < settings.upstreamCaBundle.length) pems.unshift(...rootCertificates);
+  setUpstreamCaBundle(pems);
 }

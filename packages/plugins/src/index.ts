@@ -95,3 +95,4 @@ export { kongPdkPlugin, type KongPdkModule } from './custom/kong-pdk';
 export { acme, processChallenges, redisChallenges, coversDomain, acmeConfigSchema, acmeIndex, onDemandCertificates, processOrders, redisOrders, type AcmeChallengeStore, type AcmeConfig, type AcmeOrderChannel } from './acme';
 export { STREAM_PROTOCOL_PLUGINS, pluginProtocolsSchema } from './shared/stream-plugins';
 export { serializeSession, type SerializedSession } from './shared/session-serializer';
+export { setTrustedCaBundle, trustedCaBundle } from './shared/trusted-cas';

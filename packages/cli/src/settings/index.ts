@@ -75,7 +75,10 @@ export interface Settings {
   realIpHeader: string | null;
   /** walk the header past trusted proxies (Kong's real_ip_recursive) */
   realIpRecursive: boolean;
-  /** PEM files of CAs upstream certificates are verified against (Kong's lua_ssl_trusted_certificate); empty: the system's */
+  /**
+   * PEM files of CAs trusted for the TLS connections the node opens: upstreams without ca_certificates, and plugins'
+   * receivers (Kong's lua_ssl_trusted_certificate); `system` among them adds the system's store; empty: the system's
+   */
   upstreamCaBundle: string[];
   /** DNS servers (`ip[:port]`) that resolve upstream targets given by name; empty = the system's resolver */
   dnsResolver: string[];
@@ -152,7 +155,7 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
     trustedIps: (env.GATEHOUSE_TRUSTED_IPS ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     realIpHeader: parseRealIpHeader(env.GATEHOUSE_REAL_IP_HEADER, role === 'control_plane' ? null : [parseListen(env.GATEHOUSE_PROXY_LISTEN ?? '0.0.0.0:8000', 'GATEHOUSE_PROXY_LISTEN'), tlsListen === 'off' ? null : parseListen(tlsListen, 'GATEHOUSE_PROXY_TLS_LISTEN')]),
     realIpRecursive: oneOf(env.GATEHOUSE_REAL_IP_RECURSIVE, ['on', 'off'] as const, 'off', 'GATEHOUSE_REAL_IP_RECURSIVE') === 'on',
-    upstreamCaBundle: (env.GATEHOUSE_UPSTREAM_CA_BUNDLE ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== 'system'),
+    upstreamCaBundle: upstreamCaBundleOf(env.GATEHOUSE_UPSTREAM_CA_BUNDLE),
     dnsResolver: (env.GATEHOUSE_DNS_RESOLVER ?? '').split(',').map((v) => v.trim()).filter(Boolean),
     dnsOrder: parseDnsOrder(env.GATEHOUSE_DNS_ORDER),
     logLevel: oneOf(env.GATEHOUSE_LOG_LEVEL, ['debug', 'info', 'warn', 'error'] as const, 'info', 'GATEHOUSE_LOG_LEVEL'),
@@ -177,6 +180,12 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
 }
 
 /** GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG, checked against each other and DATABASE_URL */
+/** GATEHOUSE_UPSTREAM_CA_BUNDLE's entries; `system` alone is the default (an empty list) */
+function upstreamCaBundleOf(value: string | undefined): string[] {
+  const entries = (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+  return entries.every((v) => v === 'system') ? [] : entries;
+}
+
 function databaseSettings(env: NodeJS.ProcessEnv, databaseUrl: string | null, role: Role): Pick<Settings, 'database' | 'declarativeConfig'> {
   const database = oneOf(env.GATEHOUSE_DATABASE, ['postgres', 'embedded', 'off'] as const, databaseUrl ? 'postgres' : 'embedded', 'GATEHOUSE_DATABASE');
   const file = env.GATEHOUSE_DECLARATIVE_CONFIG ? resolve(env.GATEHOUSE_DECLARATIVE_CONFIG) : null;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 import { checkServerIdentity } from 'node:tls';
+import { setTrustedCaBundle, trustedCaBundle } from '@gatehouse/plugins';
 
 /** The TLS side of a connection to an upstream, as undici's `connect` options take it. */
 export interface UpstreamTlsOptions {
@@ -41,17 +42,17 @@ export interface UpstreamTlsInput {
   clientCert: { cert: string; key: string } | null;
 }
 
-/** CAs (PEM) trusted when a service names none (GATEHOUSE_UPSTREAM_CA_BUNDLE); null = the system's store */
-let processCaBundle: string[] | null = null;
-
-/** Sets the process's upstream CA bundle (Kong's lua_ssl_trusted_certificate); configs compiled afterwards use it. */
+/**
+ * Sets the process's trusted CAs (Kong's lua_ssl_trusted_certificate, GATEHOUSE_UPSTREAM_CA_BUNDLE): services that
+ * name no CA in configs compiled afterwards, and the receivers plugins send to, are verified against them.
+ */
 export function setUpstreamCaBundle(pems: string[] | null): void {
-  processCaBundle = pems && pems.length > 0 ? pems : null;
+  setTrustedCaBundle(pems);
 }
 
 /** Compiled once per service and snapshot. */
 export function upstreamTls(given: UpstreamTlsInput): UpstreamTls {
-  const input = given.ca && given.ca.length > 0 ? given : { ...given, ca: processCaBundle };
+  const input = given.ca && given.ca.length > 0 ? given : { ...given, ca: trustedCaBundle() };
   const options: UpstreamTlsOptions = { rejectUnauthorized: input.verify };
   // SNI carries host names only; Node refuses an IP address as servername
   if (!/^[\d.]+$/.test(input.host) && !input.host.includes(':')) options.servername = input.host;

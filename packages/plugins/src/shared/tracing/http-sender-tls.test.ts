@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setTrustedCaBundle } from '../trusted-cas';
 import { TracingHttpSender } from './http-sender';
 
 const ROOT = fileURLToPath(new URL('../../../../..', import.meta.url));
@@ -69,5 +70,20 @@ describe('TracingHttpSender over TLS', () => {
     });
     expect(stdout).toBe('sent');
     expect(bodies).toEqual([`localhost:${port()} spans for localhost`, `127.0.0.1:${port()} spans for 127.0.0.1`]);
+  });
+
+  it("posts to a receiver whose CA the process trusts (GATEHOUSE_UPSTREAM_CA_BUNDLE, Kong's lua_ssl_trusted_certificate), and refuses it once the setting is the system's again", async () => {
+    setTrustedCaBundle([readFileSync(certFile, 'utf8')]);
+    try {
+      const sender = new TracingHttpSender(`https://localhost:${port()}/v1`, TIMEOUTS, {}, (s) => s === 200);
+      await sender.send('trusted by the setting');
+      await sender.close();
+    } finally {
+      setTrustedCaBundle(null);
+    }
+    expect(bodies.at(-1)).toBe(`localhost:${port()} trusted by the setting`);
+    const again = new TracingHttpSender(`https://localhost:${port()}/v1`, TIMEOUTS, {}, (s) => s === 200);
+    await expect(again.send('refused again')).rejects.toThrow('self-signed certificate');
+    await again.close();
   });
 });

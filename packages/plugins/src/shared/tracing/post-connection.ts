@@ -1,5 +1,6 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { trustedCaBundle } from '../trusted-cas';
 import { ResponseReader, type ReadResponse } from './response-reader';
 
 /** how long an idle connection is kept */
@@ -42,7 +43,9 @@ export class PostConnection {
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     return new Promise((resolve, reject) => {
       // SNI names a host, never an address
-      const socket = https ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined }) : netConnect({ host, port });
+      // the process's trusted CAs (Kong's lua_ssl_trusted_certificate) when set, else the system's
+      const ca = https ? (trustedCaBundle() ?? undefined) : undefined;
+      const socket = https ? tlsConnect({ host, port, servername: isIP(host) === 0 ? host : undefined, ca }) : netConnect({ host, port });
       const timer = connectTimeoutMs > 0 ? setTimeout(() => fail(new Error(`connect timeout after ${connectTimeoutMs} ms`)), connectTimeoutMs) : undefined;
       const fail = (err: Error): void => {
         clearTimeout(timer);
