@@ -22,6 +22,8 @@ export interface ConnectionTarget {
   connectTimeout: number;
 }
 
+/** what every upstream connection of the process reads into (the most one read brings, as Node's own reads) */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 /** the largest body sent in one write with its head; a larger one follows it (corked, one writev) */
 const COALESCE_LIMIT = 16 * 1024;
 /** undici's margin under the time an upstream's `Keep-Alive: timeout=` names (ms), and its ceiling */
@@ -68,7 +70,10 @@ export class Http1Connection {
     target: ConnectionTarget,
   ) {
     const host = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
-    const socket = (this.socket = connect({ host, port: target.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 }));
+    // the response is read into the process's read buffer and parsed at once (Node's `onread`): no memory is
+    // allocated per read, and the bytes skip the stream's queue; body chunks reach the handler as copies (`body`)
+    const onread = { buffer: READ_BUFFER, callback: (read: number, buffer: Uint8Array) => this.received(buffer as Buffer, read) };
+    const socket = (this.socket = connect({ host, port: target.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000, onread }));
     this.timeoutMs = target.connectTimeout;
     socket.setTimeout(target.connectTimeout);
     const parser = (this.parser = new HTTPParser());
@@ -83,7 +88,6 @@ export class Http1Connection {
       this.connected = true;
       this.setTimeout(this.request?.readTimeout ?? this.timeoutMs);
     });
-    socket.on('data', (chunk: Buffer) => this.received(chunk));
     socket.on('end', () => this.ended());
     socket.on('timeout', () => this.timedOut());
     socket.on('error', (err) => (this.failure ??= err));
@@ -155,19 +159,24 @@ export class Http1Connection {
     this.socket.pause();
   }
 
-  private received(chunk: Buffer): void {
+  /**
+   * `read` bytes arrived at the start of `buffer` (the process's read buffer, overwritten by the next read). Always
+   * true: a pause the handler asks for is made by `pause`.
+   */
+  private received(buffer: Buffer, read: number): boolean {
     if (this.handler === null) {
       // bytes on an idle connection: nothing asked for them, nothing is sent on it again
       this.socket.destroy();
-      return;
+      return true;
     }
-    const parsed = this.parser.execute(chunk);
+    const parsed = this.parser.execute(buffer.subarray(0, read));
     if (typeof parsed !== 'number') this.failure ??= invalidResponse(parsed);
     if (this.failure !== null) {
       this.socket.destroy();
-      return;
+      return true;
     }
     if (this.completed) this.settle();
+    return true;
   }
 
   /** After a complete response: back to the pool, or closed when the response or request wants it so. */
@@ -226,6 +235,7 @@ export class Http1Connection {
   private body(chunk: Buffer): void {
     const handler = this.handler;
     if (handler === null || this.failure !== null) return;
+    // llhttp's binding hands each body chunk over as a copy: it does not lie in the read buffer the next read overwrites
     if (!handler.onData(chunk)) this.pause();
   }
 

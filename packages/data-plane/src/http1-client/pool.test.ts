@@ -103,6 +103,38 @@ describe('the HTTP/1.1 upstream client', () => {
     expect(pool.size).toBe(1);
   });
 
+  it('hands the handler body chunks of its own: chunks kept while other connections read stay as they came', async () => {
+    // the connections read into one buffer of the process; a handler that keeps chunks (a slow client's queued
+    // writes) must not see them overwritten by the next read, on its connection or another
+    const upstream = await rawUpstream((socket, head) => {
+      const letter = /GET \/(\w)/.exec(head)![1]!;
+      const body = letter.repeat(100_000);
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n`);
+      // the body in parts, so that reads of the three connections interleave
+      let at = 0;
+      const next = (): void => {
+        if (at >= body.length) return;
+        socket.write(body.slice(at, (at += 7_000)));
+        setImmediate(next);
+      };
+      next();
+    });
+    const kept = new Map<string, Buffer[]>();
+    const exchanges = ['a', 'b', 'c'].map((letter) => {
+      const chunks: Buffer[] = [];
+      kept.set(letter, chunks);
+      const recorder = new Recorder();
+      recorder.onData = (chunk: Buffer) => (chunks.push(chunk), true);
+      poolTo(upstream.port).request(requestHead('GET', `/${letter}`, {}, null, 'upstream.test', 5_000)!, recorder);
+      return recorder.done;
+    });
+    for (const outcome of await Promise.all(exchanges)) expect([outcome.status, outcome.error]).toEqual([200, null]);
+    for (const [letter, chunks] of kept) {
+      expect(chunks.length).toBeGreaterThan(1);
+      expect(Buffer.concat(chunks).toString()).toBe(letter.repeat(100_000));
+    }
+  });
+
   it('relays a chunked body as it comes, then reuses the connection', async () => {
     const upstream = await rawUpstream((socket, _head, nth) => {
       socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n');
