@@ -1,5 +1,5 @@
-import { rootCertificates } from 'node:tls';
 import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import { PROXY_WORKER_ENV, setUpstreamCaBundle, type DataPlaneSettings, type DataPlaneStartOptions, type ProxyListen, type RuntimeLogLevel } from '@gatehouse/data-plane';
 import { currentLogLevel, followRuntimeLogLevel, isKongLogLevel, setRuntimeLogLevel, type Logger } from './logger';
 import type { Listen, Settings } from './settings';

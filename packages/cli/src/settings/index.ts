@@ -179,13 +179,13 @@ export function readSettings(env: NodeJS.ProcessEnv, role: Role): Settings {
   };
 }
 
-/** GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG, checked against each other and DATABASE_URL */
 /** GATEHOUSE_UPSTREAM_CA_BUNDLE's entries; `system` alone is the default (an empty list) */
 function upstreamCaBundleOf(value: string | undefined): string[] {
   const entries = (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
   return entries.every((v) => v === 'system') ? [] : entries;
 }
 
+/** GATEHOUSE_DATABASE and GATEHOUSE_DECLARATIVE_CONFIG, checked against each other and DATABASE_URL */
 function databaseSettings(env: NodeJS.ProcessEnv, databaseUrl: string | null, role: Role): Pick<Settings, 'database' | 'declarativeConfig'> {
   const database = oneOf(env.GATEHOUSE_DATABASE, ['postgres', 'embedded', 'off'] as const, databaseUrl ? 'postgres' : 'embedded', 'GATEHOUSE_DATABASE');
   const file = env.GATEHOUSE_DECLARATIVE_CONFIG ? resolve(env.GATEHOUSE_DECLARATIVE_CONFIG) : null;
