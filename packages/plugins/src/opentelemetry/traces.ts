@@ -1,7 +1,7 @@
 import type { PluginContext } from '../contract';
 import type { TracingContext } from '../shared/tracing/context';
 import { randomId, SPAN_ID_BYTES, TRACE_ID_BYTES } from '../shared/tracing/ids';
-import { effectivePropagation, extractContext, injectContext, type PropagationConfig } from '../shared/tracing/propagation';
+import { extractContext, injectContext, propagationInForce } from '../shared/tracing/propagation';
 import { sampledByTraceId } from '../shared/tracing/sampler';
 import type { OpenTelemetryConfig } from './schema';
 
@@ -40,18 +40,9 @@ function injectedContext(ctx: PluginContext, config: OpenTelemetryConfig, incomi
   return { inject, decision: { traceId: spans.traceId, sampled } };
 }
 
-/** the propagation settings in force per configuration object (a snapshot's), worked out once */
-const PROPAGATION = new WeakMap<OpenTelemetryConfig, PropagationConfig>();
-
-function propagationOf(config: OpenTelemetryConfig): PropagationConfig {
-  let propagation = PROPAGATION.get(config);
-  if (propagation === undefined) PROPAGATION.set(config, (propagation = effectivePropagation(config.propagation, { header_type: config.header_type })));
-  return propagation;
-}
-
 /** Access: read the incoming context, decide sampling, clear and inject headers per `propagation`. */
 export function propagateTrace(ctx: PluginContext, config: OpenTelemetryConfig): void {
-  const propagation = propagationOf(config);
+  const propagation = propagationInForce(config);
   const extracted = extractContext(propagation, ctx.req.headers);
   const { inject, decision } = injectedContext(ctx, config, extracted.ctx);
   const log = ctx.runtime.log;

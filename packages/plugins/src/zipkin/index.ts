@@ -1,6 +1,6 @@
 import { definePlugin, type ExchangeSummary, type PluginContext } from '../contract';
 import { randomId } from '../shared/tracing/ids';
-import { effectivePropagation, extractContext, injectContext } from '../shared/tracing/propagation';
+import { extractContext, injectContext, propagationInForce, type PropagationConfig } from '../shared/tracing/propagation';
 import { nowMs } from '../shared/tracing/request-spans';
 import { TracingHttpSender } from '../shared/tracing/http-sender';
 import { SpanExport } from '../shared/tracing/span-queue';
@@ -26,8 +26,8 @@ export function closeZipkinExporters(): Promise<void> {
 }
 
 /** The request span (SERVER) from the incoming context, and its proxy child (CLIENT) whose ids go upstream. */
-function startSpans(ctx: PluginContext, config: ZipkinConfig): { state: ZipkinState; propagation: ReturnType<typeof effectivePropagation>; extracted: ReturnType<typeof extractContext> } {
-  const propagation = effectivePropagation(config.propagation, { header_type: config.header_type, default_header_type: config.default_header_type });
+function startSpans(ctx: PluginContext, config: ZipkinConfig): { state: ZipkinState; propagation: PropagationConfig; extracted: ReturnType<typeof extractContext> } {
+  const propagation = propagationInForce(config);
   const extracted = extractContext(propagation, ctx.req.headers);
   const incoming = extracted.ctx;
   const shouldSample = incoming.shouldSample ?? Math.random() < config.sample_ratio;

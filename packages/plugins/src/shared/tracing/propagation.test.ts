@@ -1,4 +1,4 @@
-import { effectivePropagation, extractContext, injectContext, propagationSchema, type PropagationConfig } from './propagation';
+import { effectivePropagation, extractContext, injectContext, propagationInForce, propagationSchema, type PropagationConfig } from './propagation';
 import type { HeaderBag } from './context';
 import { parseTracingInstrumentations } from './request-spans';
 import { sampledByTraceId } from './sampler';
@@ -97,6 +97,18 @@ describe('configuration', () => {
     expect(effectivePropagation(base, { header_type: 'jaeger' })).toMatchObject({ inject: ['preserve', 'jaeger'] });
     const set = { ...base, inject: ['gcp' as const] };
     expect(effectivePropagation(set, { header_type: 'preserve' })).toBe(set);
+  });
+
+  it('works out the settings in force once per configuration object, the same as effectivePropagation', () => {
+    const propagation = propagationSchema('b3').parse(undefined);
+    const config = { propagation, header_type: 'ignore', default_header_type: 'jaeger' };
+    const inForce = propagationInForce(config);
+    expect(inForce).toEqual(effectivePropagation(propagation, config));
+    expect(inForce).toMatchObject({ extract: null, inject: ['jaeger'] });
+    expect(propagationInForce(config)).toBe(inForce);
+    // another configuration (the next snapshot's) gets its own
+    const next = { ...config, header_type: 'w3c' };
+    expect(propagationInForce(next)).toMatchObject({ inject: ['preserve', 'w3c'], default_format: 'jaeger' });
   });
 
   it('reads tracing_instrumentations with Kong messages', () => {

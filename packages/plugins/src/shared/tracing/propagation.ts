@@ -44,6 +44,21 @@ export function effectivePropagation(propagation: PropagationConfig, legacy: Leg
   return { extract: LEGACY_EXTRACT, clear: null, inject: ['preserve', headerType as TracingFormat], default_format: defaultFormat };
 }
 
+/** A tracing plugin's configuration, as far as propagation goes. */
+export interface PropagationSettings extends LegacyPropagation {
+  propagation: PropagationConfig;
+}
+
+/** the settings in force per configuration object (a snapshot's, unchanged while it serves) */
+const IN_FORCE = new WeakMap<PropagationSettings, PropagationConfig>();
+
+/** `effectivePropagation` of a plugin configuration, worked out once per configuration object, not per request. */
+export function propagationInForce(config: PropagationSettings): PropagationConfig {
+  let inForce = IN_FORCE.get(config);
+  if (inForce === undefined) IN_FORCE.set(config, (inForce = effectivePropagation(config.propagation, config)));
+  return inForce;
+}
+
 export interface Extracted {
   ctx: TracingContext;
   /** the format the context came from; null when none matched */
