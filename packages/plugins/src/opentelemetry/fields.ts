@@ -95,17 +95,11 @@ export function writeVarint(out: Buffer, at: number, value: number): number {
   return at;
 }
 
-/** byte counts up to which a copy is a loop */
-const SMALL_COPY = 48;
-
 /** writes `bytes` as a length-delimited field `tag` at `at`; the offset after it */
 export function writeBytesField(out: Buffer, at: number, tag: number, bytes: Uint8Array): number {
-  const length = bytes.length;
-  at = writeVarint(out, writeVarint(out, at, tag), length);
-  // a few bytes are copied faster one by one than through the typed array's set
-  if (length > SMALL_COPY) out.set(bytes, at);
-  else for (let i = 0; i < length; i++) out[at + i] = bytes[i]!;
-  return at + length;
+  at = writeVarint(out, writeVarint(out, at, tag), bytes.length);
+  out.set(bytes, at);
+  return at + bytes.length;
 }
 
 /** the size of `bytes` as a length-delimited field `tag` */
