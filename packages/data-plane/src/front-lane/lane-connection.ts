@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { deferToIoEnd, type DeferredWriter } from '../io-end-writes';
 import { answerClientError } from '../proxy/client-errors';
 import { HTTPParser, methods, type RequestParser } from './llhttp';
 import { LaneRequest } from './lane-request';
@@ -58,7 +59,7 @@ function isSimple(head: Head): boolean {
  * pipelined requests are answered in order. A request the lane does not serve (a body, an upgrade, a parse error, a
  * head past the size limit) hands the connection to node:http at that request's first byte, with nothing in flight.
  */
-export class LaneConnection implements LaneOutput {
+export class LaneConnection implements LaneOutput, DeferredWriter {
   /** when the current head's first byte came (or the connection opened); -1 when no head is awaited */
   headStartedAt: number;
   /** when the connection went idle after a response; -1 while busy */
@@ -71,6 +72,10 @@ export class LaneConnection implements LaneOutput {
   private requestKeepAlive = false;
   private reading = false;
   private gone = false;
+  /** the last bytes of a kept-alive response, written at the end of the loop's I/O phase (see deferToIoEnd) */
+  private deferred: Buffer | string | null = null;
+  private deferredDone: (() => void) | undefined = undefined;
+  private deferredResponse: LaneResponse | null = null;
   private readonly parser: RequestParser;
 
   constructor(
@@ -108,7 +113,7 @@ export class LaneConnection implements LaneOutput {
   }
 
   get bytesWritten(): number {
-    return this.socket.bytesWritten;
+    return this.socket.bytesWritten + (this.deferred?.length ?? 0);
   }
 
   get busy(): boolean {
@@ -127,6 +132,7 @@ export class LaneConnection implements LaneOutput {
 
   // the client closed its side: as node:http does, the connection ends (a head cut short is a bad request)
   private readonly onEnd = (): void => {
+    this.flushDeferred();
     if (this.current === null && this.buffered !== null) answerClientError(Object.assign(new Error('Parse Error'), { code: 'HPE_INVALID_EOF_STATE' }), this.socket);
     else this.socket.end();
   };
@@ -180,6 +186,8 @@ export class LaneConnection implements LaneOutput {
     this.headStartedAt = -1;
     this.idleSince = -1;
     this.requestKeepAlive = head.keepAlive;
+    // a pipelined request: the response before it goes out first (its size and order stay as they were)
+    this.flushDeferred();
     const req = new LaneRequest(this.socket, head.method, head.url, head.raw, head.major, head.minor);
     const res = new LaneResponse(req, this);
     this.current = res;
@@ -189,6 +197,7 @@ export class LaneConnection implements LaneOutput {
 
   /** node:http takes the connection over at the request starting `bytes`; this lane lets it go */
   private handOver(bytes: Buffer): false {
+    this.flushDeferred();
     this.buffered = null;
     this.gone = true;
     this.detach();
@@ -229,7 +238,18 @@ export class LaneConnection implements LaneOutput {
       }
       return false;
     }
+    this.flushDeferred();
     if (!last) return socket.write(bytes);
+    if (keepAlive && bytes.length > 0) {
+      // the response's last bytes wait for the end of the loop's I/O phase, with the other connections' writes
+      this.deferred = bytes;
+      this.deferredDone = done;
+      this.deferredResponse = this.current;
+      deferToIoEnd(this);
+      this.current = null;
+      this.next();
+      return true;
+    }
     const ok = bytes.length === 0 ? (socket.write('', done), true) : socket.write(bytes, done);
     this.current = null;
     if (!keepAlive) {
@@ -241,6 +261,19 @@ export class LaneConnection implements LaneOutput {
     return ok;
   }
 
+  flushDeferred(): void {
+    const bytes = this.deferred;
+    if (bytes === null) return;
+    const done = this.deferredDone;
+    const response = this.deferredResponse;
+    this.deferred = null;
+    this.deferredDone = undefined;
+    this.deferredResponse = null;
+    if (this.socket.writable) this.socket.write(bytes, done);
+    // the client went before the bytes could: the response ends cut short
+    else response?.closed(true);
+  }
+
   destroy(): void {
     this.socket.destroy();
   }
@@ -248,6 +281,7 @@ export class LaneConnection implements LaneOutput {
   /** Past its deadlines: 408 for a head too slow to come, a silent close for a keep-alive connection idle too long. */
   check(now: number, headersTimeout: number, keepAliveTimeout: number): void {
     if (this.current !== null || this.gone) return;
+    this.flushDeferred();
     if (this.headStartedAt >= 0 && now - this.headStartedAt > headersTimeout) {
       this.gone = true;
       answerClientError(Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), this.socket);
@@ -256,6 +290,7 @@ export class LaneConnection implements LaneOutput {
 
   /** the listener closes: an idle connection goes now */
   closeIdle(): void {
+    this.flushDeferred();
     if (this.current === null) this.socket.destroy();
   }
 }

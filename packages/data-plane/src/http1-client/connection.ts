@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { deferToIoEnd, type DeferredWriter } from '../io-end-writes';
 import type { UpstreamHandler } from '../proxy/response-relay';
 import { badUpgrade, bodyTimeout, connectTimeout, headersTimeout, invalidResponse, isConnectionLoss, otherSideClosed } from './errors';
 import { HTTPParser, type LlhttpParser, type OnHeadersComplete } from '@gatehouse/core';
@@ -37,7 +38,7 @@ const KEEP_ALIVE_HINT = /timeout=(\d+)/;
  * Transfer-Encoding, or bad header syntax fails the exchange with a 502) and handed to the handler as it comes. The
  * connection goes back to its pool only after a complete response that allows it, with nothing after it.
  */
-export class Http1Connection {
+export class Http1Connection implements DeferredWriter {
   readonly socket: Socket;
   /** until when an idle connection may be taken again (ms since the epoch); the pool sets it */
   keepAliveUntil = 0;
@@ -64,6 +65,8 @@ export class Http1Connection {
   private timeoutMs: number;
   /** why the exchange fails, reported once the socket has closed */
   private failure: Error | null = null;
+  /** the request's bytes, written at the end of the loop's I/O phase (see deferToIoEnd) */
+  private deferred: Buffer | string | null = null;
 
   constructor(
     private readonly owner: ConnectionOwner,
@@ -126,14 +129,18 @@ export class Http1Connection {
     if (this.connected) this.setTimeout(request.readTimeout);
     const { head, body } = request;
     const socket = this.socket;
-    if (body === null) {
-      socket.write(head, 'latin1');
-    } else if (body.length <= COALESCE_LIMIT) {
-      const bytes = Buffer.allocUnsafe(head.length + body.length);
-      bytes.write(head, 0, 'latin1');
-      body.copy(bytes, head.length);
-      socket.write(bytes);
+    if (body === null || body.length <= COALESCE_LIMIT) {
+      let bytes: Buffer | string = head;
+      if (body !== null) {
+        bytes = Buffer.allocUnsafe(head.length + body.length);
+        bytes.write(head, 0, 'latin1');
+        body.copy(bytes, head.length);
+      }
+      // the request goes out at the end of the loop's I/O phase, with the other exchanges' writes
+      this.deferred = bytes;
+      deferToIoEnd(this);
     } else {
+      this.flushDeferred();
       socket.cork();
       socket.write(head, 'latin1');
       socket.write(body);
@@ -143,6 +150,16 @@ export class Http1Connection {
 
   close(): void {
     this.socket.destroy();
+  }
+
+  flushDeferred(): void {
+    const bytes = this.deferred;
+    if (bytes === null) return;
+    this.deferred = null;
+    // an exchange aborted before its turn ended closed the socket: nothing is sent
+    if (this.socket.destroyed) return;
+    if (typeof bytes === 'string') this.socket.write(bytes, 'latin1');
+    else this.socket.write(bytes);
   }
 
   private setTimeout(ms: number): void {

@@ -227,6 +227,26 @@ describe('the HTTP/1.1 upstream client', () => {
     expect(pool.size).toBe(0);
   });
 
+  it('sends nothing of a request aborted in the turn it was made (its bytes wait for the end of the turn)', async () => {
+    const heads: string[] = [];
+    const upstream = await rawUpstream((socket, head) => {
+      heads.push(head.split('\r\n')[0]!);
+      socket.write(ok('fine'));
+    });
+    const pool = poolTo(upstream.port);
+    // a kept-alive connection, open when the next request is made on it
+    expect((await send(pool, 'GET', '/first')).status).toBe(200);
+    const recorder = new Recorder();
+    let abort: ((err?: Error) => void) | null = null;
+    recorder.onConnect = (abortExchange: (err?: Error) => void) => void (abort = abortExchange);
+    pool.request(requestHead('GET', '/left', {}, null, 'upstream.test', 5_000)!, recorder);
+    abort!();
+    expect((await recorder.done).error?.message).toBe('request aborted');
+    const next = await send(pool, 'GET', '/next');
+    expect([next.status, next.body]).toEqual([200, 'fine']);
+    expect(heads).toEqual(['GET /first HTTP/1.1', 'GET /next HTTP/1.1']);
+  });
+
   it('keeps a connection no longer than the upstream names, less two seconds (as undici)', async () => {
     const upstream = await rawUpstream((socket, head) => socket.write(ok('x', `keep-alive: timeout=${head.includes('/short') ? 1 : 5}\r\n`)));
     const pool = poolTo(upstream.port);
