@@ -21,7 +21,11 @@ class Recorder implements UpstreamHandler {
   constructor() {
     this.done = new Promise((resolve) => (this.finish = resolve));
   }
-  onConnect(): void {}
+  /** the exchange's abort, as the client handed it over */
+  abort: ((err?: Error) => void) | null = null;
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+  }
   onHeaders(status: number, raw: readonly RawHeader[]): boolean {
     this.outcome.status = status;
     for (let i = 0; i < raw.length; i += 2) this.outcome.headers[latin1(raw[i]!).toLowerCase()] = latin1(raw[i + 1]!);
@@ -237,10 +241,8 @@ describe('the HTTP/1.1 upstream client', () => {
     // a kept-alive connection, open when the next request is made on it
     expect((await send(pool, 'GET', '/first')).status).toBe(200);
     const recorder = new Recorder();
-    let abort: ((err?: Error) => void) | null = null;
-    recorder.onConnect = (abortExchange: (err?: Error) => void) => void (abort = abortExchange);
     pool.request(requestHead('GET', '/left', {}, null, 'upstream.test', 5_000)!, recorder);
-    abort!();
+    recorder.abort!();
     expect((await recorder.done).error?.message).toBe('request aborted');
     const next = await send(pool, 'GET', '/next');
     expect([next.status, next.body]).toEqual([200, 'fine']);
