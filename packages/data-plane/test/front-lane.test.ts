@@ -143,6 +143,18 @@ describe('front lane', () => {
     expect(JSON.parse((await c.read()).body).path).toBe('/e');
   });
 
+  it('keeps the part of a head that came first while other connections are read (reads share one buffer)', async () => {
+    const [a, b] = [client(), client()];
+    const request = get('/echo/parts');
+    a.write(request.slice(0, 20));
+    // b's request is read into the buffer a's first part came in, before a's head is complete
+    b.write(get('/echo/other'));
+    expect(JSON.parse((await b.read()).body).path).toBe('/other');
+    a.write(request.slice(20));
+    const reply = await a.read();
+    expect([reply.status, JSON.parse(reply.body).path]).toEqual([200, '/parts']);
+  });
+
   it('serves HTTP/1.0: closed after the response, or kept with Connection: keep-alive', async () => {
     const kept = client();
     kept.write('GET /echo/ten HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');

@@ -4,6 +4,8 @@ import { answerClientError } from '../proxy/client-errors';
 import { HTTPParser, methods, type RequestParser } from './llhttp';
 import { LaneRequest } from './lane-request';
 import { LaneResponse, type LaneOutput } from './lane-response';
+import { isSimple, type Head } from './simple-head';
+import { inReadBuffer, kept, readIntoSharedBuffer, readThroughStream } from './shared-reads';
 
 /** What the lane's connections need from the listener that owns them. */
 export interface LaneHost {
@@ -22,36 +24,6 @@ export interface LaneHost {
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /** bytes a client may send ahead (pipelined) while a response is in flight before its socket is paused */
 const READ_AHEAD = 64 * 1024;
-
-/** The parsed head of one request, as the parser gave it. */
-interface Head {
-  major: number;
-  minor: number;
-  raw: string[];
-  method: string;
-  url: string;
-  upgrade: boolean;
-  keepAlive: boolean;
-  complete: boolean;
-}
-
-/** Whether the lane serves a request itself: HTTP/1.x without a body, an upgrade, an expectation or a missing Host. */
-function isSimple(head: Head): boolean {
-  if (head.upgrade || head.major !== 1 || head.minor > 1 || head.method === 'CONNECT') return false;
-  const raw = head.raw;
-  let host = false;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    const length = name.length;
-    if (length === 4) {
-      if (name.toLowerCase() === 'host') host = true;
-    } else if (length === 14 && name.toLowerCase() === 'content-length') {
-      if (raw[i + 1]!.trim() !== '0') return false;
-    } else if ((length === 17 && name.toLowerCase() === 'transfer-encoding') || (length === 6 && name.toLowerCase() === 'expect')) return false;
-  }
-  // node:http refuses an HTTP/1.1 request without Host (400): it answers those itself
-  return host || head.minor === 0;
-}
 
 /**
  * One client connection on the front lane. Requests are taken one at a time: the bytes of a head are gathered up to
@@ -101,7 +73,7 @@ export class LaneConnection implements LaneOutput, DeferredWriter {
       if (this.head !== null) this.head.complete = true;
     };
     socket.setNoDelay(true);
-    socket.on('data', this.onData);
+    if (!readIntoSharedBuffer(socket, this.onSharedBytes)) socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
     socket.on('close', this.onClose);
@@ -124,6 +96,13 @@ export class LaneConnection implements LaneOutput, DeferredWriter {
     this.buffered = this.buffered === null ? chunk : Buffer.concat([this.buffered, chunk]);
     if (this.current === null) this.next();
     else if (this.buffered.length > READ_AHEAD) this.socket.pause();
+  };
+
+  /** a read in the process's shared buffer: what is left unserved when it returns is copied */
+  private readonly onSharedBytes = (bytes: Buffer): void => {
+    this.onData(bytes);
+    const left = this.buffered;
+    if (left !== null && inReadBuffer(left)) this.buffered = Buffer.from(left);
   };
 
   private readonly onDrain = (): void => {
@@ -203,7 +182,8 @@ export class LaneConnection implements LaneOutput, DeferredWriter {
     this.detach();
     const socket = this.socket;
     socket.pause();
-    socket.unshift(bytes);
+    readThroughStream(socket);
+    socket.unshift(kept(bytes));
     // node:http reads the bytes put back through the socket's stream, not straight from its handle
     const handle = (socket as Socket & { _handle?: { _consumed?: boolean } | null })._handle;
     if (handle) handle._consumed = true;
