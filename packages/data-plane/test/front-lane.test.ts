@@ -2,7 +2,8 @@
 // else handed to node:http on the same connection at a request boundary. Raw sockets, so every byte is the test's.
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeRoute, makeService, makeSnapshot, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { makeRoute, makeService, makeSnapshot, startEchoUpstream, waitFor, type EchoUpstream } from '@gatehouse/testkit';
+import WebSocket from 'ws';
 import { compile, ConfigHolder, createDataPlaneServer, type DataPlaneServer } from '../src';
 import { quietLog } from './harness';
 
@@ -217,6 +218,18 @@ describe('front lane', () => {
     const switched = await c.read(true);
     expect(switched.status).toBe(101);
     expect(switched.headers.upgrade?.toLowerCase()).toBe('websocket');
+  });
+
+  it('closes a connection handed over for an upgrade once its WebSocket is closed on both sides', async () => {
+    const before = dp.stats().connections_active;
+    await new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${dp.port}/echo/ws`);
+      ws.once('message', () => ws.close());
+      ws.once('close', () => resolve());
+      ws.once('error', reject);
+    });
+    // the client's end is read even while the relay holds the socket paused
+    await waitFor('the upgraded connection to close', () => dp.stats().connections_active === before);
   });
 
   it('leaves smuggling attempts to node:http: both Content-Length and Transfer-Encoding is a 400', async () => {

@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 
 /** what every front-lane connection of the process reads into (the most one read brings, as Node's own reads) */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
@@ -48,9 +49,13 @@ export function readIntoSharedBuffer(socket: Socket, onBytes: (bytes: Buffer) =>
 
 /**
  * A socket read into the shared buffer goes back to its stream (node:http takes the connection over): each read is
- * copied and pushed, and the stream's back-pressure pauses the reads as it would.
+ * copied and pushed, and the stream's back-pressure pauses the reads as it would. A socket read through `onread`
+ * also stops reading the moment it is paused, where a stream socket reads on until its buffer is full (and so sees
+ * the client's end while paused): the socket gets the stream's own pause back. (Its resume and read still start the
+ * reads a pause or a full buffer stopped.)
  */
 export function readThroughStream(socket: Socket): void {
   if (BUFFER_KEY === undefined || CALLBACK_KEY === undefined || Reflect.get(socket, BUFFER_KEY) !== READ_BUFFER) return;
   Reflect.set(socket, CALLBACK_KEY, (read: number) => socket.push(Buffer.from(READ_BUFFER.subarray(0, read))));
+  Reflect.set(socket, 'pause', Duplex.prototype.pause);
 }
