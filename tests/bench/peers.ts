@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { deleteRedisPrefix, freePorts, makeConsumer, makeCredential, makePlugin, makeRoute, makeService, makeSnapshot, SHARED_REDIS_URL, uniqueRedisPrefix } from '@gatehouse/testkit';
 import { RedisBus, signSnapshot } from '../../packages/sync/src';
 import { here } from './harness';
+import { processCpuMs } from './interleaved';
 import { topFrames } from './profile-share';
 
 const API_KEY = 'benchkey:benchsecret';
@@ -34,6 +35,8 @@ interface Round {
   p50: number;
   p99: number;
   errors: number;
+  /** the peer's CPU time (user + system, its whole process tree) per request, µs; NaN where /proc cannot be read */
+  cpuUs: number;
 }
 
 const onPath = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
@@ -127,16 +130,20 @@ const toMs = (v: string): number => {
   return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n;
 };
 
-function runWrk(port: number, core: number | null, connections: number, seconds: number): Round {
+function runWrk(port: number, core: number | null, connections: number, seconds: number, pid?: number): Round {
   const argv = pinned(core, ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-H', `apikey: ${API_KEY}`, `http://127.0.0.1:${port}${PATH}`]);
+  const cpu0 = pid === undefined ? null : processCpuMs(pid);
   const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
+  const cpu1 = pid === undefined ? null : processCpuMs(pid);
   const text = r.stdout;
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? Number.NaN);
+  const cpuUs = cpu0 === null || cpu1 === null ? Number.NaN : ((cpu1 - cpu0) * 1000) / requests;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? Number.NaN);
   const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(text)?.[1] ?? '');
   const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(text)?.[1] ?? '');
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0);
   const socketErrors = /Socket errors: (.*)/.exec(text)?.[1]?.match(/\d+/g)?.reduce((a, b) => a + Number(b), 0) ?? 0;
-  return { rps, p50, p99, errors: non2xx + socketErrors };
+  return { rps, p50, p99, errors: non2xx + socketErrors, cpuUs };
 }
 
 const median = (xs: number[]) => {
@@ -224,7 +231,7 @@ export async function measurePeers(opts: { connections: number; seconds: number;
     for (const peer of peers) runWrk(peer.port, loadCore, opts.connections, 3); // warm-up: JIT, pools
     const roundsStarted = Date.now();
     for (let round = 0; round < opts.rounds; round++) {
-      for (const peer of peers) results.get(peer)!.push(runWrk(peer.port, loadCore, opts.connections, opts.seconds));
+      for (const peer of peers) results.get(peer)!.push(runWrk(peer.port, loadCore, opts.connections, opts.seconds, peer.child?.pid));
     }
     printPeers(peers, results);
     if (profileFlags.length > 0) {
@@ -245,7 +252,7 @@ function printPeers(peers: Peer[], results: Map<Peer, Round[]>): void {
   const cell = (p: Peer) => {
     const rounds = results.get(p)!;
     const rps = rounds.map((r) => r.rps);
-    return { rps: median(rps), min: Math.min(...rps), max: Math.max(...rps), p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), errors: rounds.reduce((a, r) => a + r.errors, 0) };
+    return { rps: median(rps), min: Math.min(...rps), max: Math.max(...rps), p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), errors: rounds.reduce((a, r) => a + r.errors, 0), cpuUs: median(rounds.map((r) => r.cpuUs)) };
   };
   const [nginx, forwarder] = [cell(peers[0]!), cell(peers[1]!)];
   const pad = (s: string, n: number) => s.padEnd(n);
@@ -257,4 +264,13 @@ function printPeers(peers: Peer[], results: Map<Peer, Round[]>): void {
     );
   }
   console.log('targets for the data plane: ≥ 0.45× nginx, ≥ 1.30× the forwarder, p99 ≤ 1.50× nginx');
+  // each peer's own cost per request, which depends less than req/s on how busy the load side of the machine is
+  const cpu = peers.map((p) => cell(p).cpuUs);
+  if (cpu.every(Number.isFinite)) {
+    const gatehouse = cpu[2]!;
+    console.log(
+      `CPU per request (user + system, median round): nginx ${cpu[0]!.toFixed(1)} µs, forwarder ${cpu[1]!.toFixed(1)} µs, gatehouse ${gatehouse.toFixed(1)} µs; ` +
+        `by CPU, gatehouse is ${(cpu[0]! / gatehouse).toFixed(2)}× nginx and ${(cpu[1]! / gatehouse).toFixed(2)}× the forwarder`,
+    );
+  }
 }
