@@ -19,8 +19,9 @@ function tracesEndpoint(config: OpenTelemetryConfig): string | null {
 
 /**
  * Spans are batched per configuration (Kong's `queue`, 200 spans a batch by default) into one OTLP request. As Kong
- * queues each span transformed for export, the queue holds each span already encoded (its bytes, which are also its
- * size for `max_bytes`): a request's objects are not kept while they wait, and a batch is their concatenation.
+ * queues spans transformed for export, the queue holds a request's spans already encoded, as one entry counted as its
+ * spans (its bytes are also its size for `max_bytes`): a request's objects are not kept while they wait, a batch is
+ * the entries' concatenation, and a request's spans are sent (or dropped when the queue is full) together.
  */
 const exporter = new SpanExport<OpenTelemetryConfig, Uint8Array>(
   'opentelemetry',
@@ -63,7 +64,7 @@ function exportSpans(ctx: PluginContext, config: OpenTelemetryConfig, summary: E
   root.attributes['http.status_code'] = summary.status;
   root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
   spans.finishOpen(nowMs());
-  exporter.add(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), spanEncoder.encode(decision.traceId, spans.spans));
+  exporter.addCounted(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), spanEncoder.encode(decision.traceId, spans.spans), spans.spans.length);
   return decision;
 }
 

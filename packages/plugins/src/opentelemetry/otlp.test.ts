@@ -54,9 +54,9 @@ describe('OTLP trace encoding', () => {
     // enough requests for the attribute cache to fill up for the per-request values
     for (let round = 0; round < 3; round++) {
       const requests = Array.from({ length: 120 }, (_, i) => requestSpans(round * 120 + i));
-      // as the plugin does: each request's spans encoded when it ends, a batch framed from the queued chunks
-      const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
-      expect(chunks).toHaveLength(requests.flat().length);
+      // as the plugin does: each request's spans encoded when it ends, one entry a request, a batch framed from the queued entries
+      const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+      expect(chunks).toHaveLength(requests.length);
       expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), attributes)))).toBe(true);
     }
   });
@@ -65,7 +65,7 @@ describe('OTLP trace encoding', () => {
     const spanEncoder = new SpanEncoder();
     const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
     const requests = Array.from({ length: 80 }, (_, i) => requestSpans(i));
-    const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
     const first = encoder.encode(chunks);
     const expected = Buffer.from(first);
     encoder.release(first);
@@ -86,7 +86,7 @@ describe('OTLP trace encoding', () => {
       spans.finishOpen(spans.root.startMs + 2);
       return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
     });
-    const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
     expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
   });
 
@@ -107,7 +107,7 @@ describe('OTLP trace encoding', () => {
       spans.finishOpen(spans.root.startMs + 3.25);
       return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
     });
-    const chunks = requests.flatMap((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
     expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
     // a request whose first span is a template span (no root attributes) still copies the right parent and trace id
     const bare = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000, {});
@@ -116,7 +116,7 @@ describe('OTLP trace encoding', () => {
     bare.finishOpen(bare.root.startMs + 1);
     const batch = bare.spans.map((span) => ({ traceId: bare.traceId, span }));
     expect(alone.parentId).toBe(bare.root.spanId);
-    expect(Buffer.from(encoder.encode(spanEncoder.encode(bare.traceId, bare.spans))).equals(Buffer.from(reference(batch, { 'service.name': 'kong' })))).toBe(true);
+    expect(Buffer.from(encoder.encode([spanEncoder.encode(bare.traceId, bare.spans)])).equals(Buffer.from(reference(batch, { 'service.name': 'kong' })))).toBe(true);
   });
 
   it('turns epoch milliseconds into exact 64-bit nanoseconds', () => {

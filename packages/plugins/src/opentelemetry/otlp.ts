@@ -1,5 +1,5 @@
 import { NO_ATTRIBUTES, type RecordedSpan } from '../shared/tracing/request-spans';
-import { AttributeBytes, bytesFieldLength, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
+import { AttributeBytes, bytesFieldLength, copyBytes, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
 import { fieldTag, KONG_SCOPE, otlp } from './proto';
 
 // the keys the generated classes write, read from their own encodings (see `fieldTag`)
@@ -35,10 +35,15 @@ function writeId(out: Buffer, at: number, tag: number, hex: string): number {
   return writeHex(out, writeVarint(out, writeVarint(out, at, tag), length), hex, length);
 }
 
+/** copies `length` bytes of `out` from `from` to `to` (an id written before), in a loop: ids are a few bytes */
+function copyWithin(out: Buffer, to: number, from: number, length: number): void {
+  for (let k = 0; k < length; k++) out[to + k] = out[from + k]!;
+}
+
 /** writes an id field whose bytes were written before at `from` (the same id again): a copy, not a decode */
 function copyId(out: Buffer, at: number, tag: number, from: number, length: number): number {
   at = writeVarint(out, writeVarint(out, at, tag), length);
-  for (let k = 0; k < length; k++) out[at + k] = out[from + k]!;
+  copyWithin(out, at, from, length);
   return at + length;
 }
 
@@ -83,9 +88,10 @@ const MAX_TEMPLATES = 1024;
  * Encodes a request's spans, when the request ends, as the `spans` fields of an OTLP `ScopeSpans` message: one chunk
  * per span (its key, length and `Span` message), written straight from the span's record in the generated classes'
  * field order. Attributes and names come from `AttributeBytes`; a span without attributes is a copy of its template
- * (see `SpanTemplate`) with its ids and times written in. All the request's chunks share one buffer. The chunks are
- * what the export queue holds (a few bytes each, not the request's objects), and a batch is their concatenation under
- * the resource and scope (`TraceEncoder`): the bytes `ExportTraceServiceRequest.encode` makes of the same spans.
+ * (see `SpanTemplate`) with its ids and times written in. The request's chunks follow one another in one buffer: the
+ * one entry the export queue holds for the request (its bytes, not the request's objects, counted as its spans), and
+ * a batch is such buffers one after another under the resource and scope (`TraceEncoder`): the bytes
+ * `ExportTraceServiceRequest.encode` makes of the same spans.
  */
 export class SpanEncoder {
   private readonly attributes = new AttributeBytes();
@@ -101,8 +107,9 @@ export class SpanEncoder {
   private templateCount = 0;
   private measuredCount = 0;
   private readonly written: WrittenOffsets = { traceAt: 0, spanAt: 0, parentAt: -1, startAt: 0, endAt: 0 };
+  private readonly slab = new Slab();
 
-  encode(traceId: string, spans: readonly RecordedSpan[]): Uint8Array[] {
+  encode(traceId: string, spans: readonly RecordedSpan[]): Uint8Array {
     this.pieceCount = 0;
     const standardTrace = traceId.length === TRACE_HEX;
     let total = 0;
@@ -118,8 +125,7 @@ export class SpanEncoder {
         total += bytesFieldLength(T.span, size);
       }
     }
-    const out = Buffer.allocUnsafe(total);
-    const chunks: Uint8Array[] = [];
+    const out = this.slab.take(total);
     let at = 0;
     let piece = 0;
     // the trace id, and the root's span id (the others' parent), are decoded once and copied for the other spans
@@ -134,16 +140,15 @@ export class SpanEncoder {
       const span = spans[i]!;
       const template = this.templates[i]!;
       if (template !== null) {
-        out.set(template.bytes, start);
-        at = start + template.bytes.length;
+        at = copyBytes(out, start, template.bytes);
         if (traceAt < 0) {
           traceAt = start + template.traceAt;
           writeHex(out, traceAt, traceId, traceLength);
-        } else out.copyWithin(start + template.traceAt, traceAt, traceAt + traceLength);
+        } else copyWithin(out, start + template.traceAt, traceAt, traceLength);
         writeHex(out, start + template.spanAt, span.spanId, SPAN_HEX >>> 1);
         if (i === 0) rootAt = start + template.spanAt;
         if (template.parentAt >= 0) {
-          if (span.parentId === rootId && rootAt >= 0) out.copyWithin(start + template.parentAt, rootAt, rootAt + rootLength);
+          if (span.parentId === rootId && rootAt >= 0) copyWithin(out, start + template.parentAt, rootAt, rootLength);
           else writeHex(out, start + template.parentAt, span.parentId!, SPAN_HEX >>> 1);
         }
         writeUnixNanos(out, start + template.startAt, span.startMs);
@@ -154,9 +159,8 @@ export class SpanEncoder {
         if (traceAt < 0) traceAt = written.traceAt;
         if (i === 0) rootAt = written.spanAt;
       }
-      chunks.push(out.subarray(start, at));
     }
-    return chunks;
+    return out;
   }
 
   /**
@@ -237,6 +241,30 @@ export class SpanEncoder {
     }
     this.measuredCount = count;
     return size + bytesFieldLength(T.status, STATUS[span.status]!.length);
+  }
+}
+
+/** a request's encoded spans are a few hundred bytes to a few KiB: memory for them is cut from blocks of this size */
+const SLAB_BYTES = 64 * 1024;
+
+/**
+ * Memory for the encoded spans of requests, cut from blocks of `SLAB_BYTES` one after another (a block is freed once
+ * none of the requests cut from it is queued any more): one block for tens of requests, where `Buffer.allocUnsafe`
+ * makes a new 8 KiB pool every few. What does not fit a quarter of a block gets memory of its own.
+ */
+class Slab {
+  private block = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  private used = 0;
+
+  take(size: number): Buffer {
+    if (size > SLAB_BYTES >>> 2) return Buffer.allocUnsafe(size);
+    if (this.used + size > SLAB_BYTES) {
+      this.block = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.used = 0;
+    }
+    const start = this.used;
+    this.used += size;
+    return this.block.subarray(start, this.used);
   }
 }
 

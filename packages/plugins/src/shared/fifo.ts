@@ -15,11 +15,31 @@ export class Fifo<T> {
     this.items.push(item);
   }
 
+  /** the item `index` places from the front (0: the first), undefined past the end */
+  at(index: number): T | undefined {
+    const at = this.head + index;
+    return at < this.items.length ? this.items[at] : undefined;
+  }
+
+  /** removes and answers the first item (undefined when empty), making no array for it */
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head]!;
+    this.advance(this.head + 1);
+    return item;
+  }
+
   /** removes and answers the first `count` items (fewer when there are fewer) */
   take(count: number): T[] {
     const end = Math.min(this.items.length, this.head + count);
     const taken = this.items.slice(this.head, end);
-    this.head = end;
+    this.advance(end);
+    return taken;
+  }
+
+  /** moves the front to `head`, giving back the space before it once that is all or the larger half */
+  private advance(head: number): void {
+    this.head = head;
     if (this.head === this.items.length) {
       this.items = [];
       this.head = 0;
@@ -27,6 +47,5 @@ export class Fifo<T> {
       this.items = this.items.slice(this.head);
       this.head = 0;
     }
-    return taken;
   }
 }

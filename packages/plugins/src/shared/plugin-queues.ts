@@ -16,10 +16,13 @@ export class PluginQueues {
 
   constructor(private readonly log: QueueLogger) {}
 
-  /** queues `entry` on the queue `spec` names, creating it on first use; false when the entry was refused */
-  enqueue<T>(spec: QueueSpec<T>, entry: T): boolean {
+  /**
+   * queues `entry` on the queue `spec` names, creating it on first use; false when the entry was refused. `count`:
+   * how many of Kong's entries it stands for (`BatchQueue.add`).
+   */
+  enqueue<T>(spec: QueueSpec<T>, entry: T, count = 1): boolean {
     if (this.closed) return false;
-    return this.queueFor(spec).add(entry, spec.handler as BatchHandler<unknown>);
+    return this.queueFor(spec).add(entry, spec.handler as BatchHandler<unknown>, count);
   }
 
   /** queues `entries` in order on the queue `spec` names (one lookup for all); how many were taken */

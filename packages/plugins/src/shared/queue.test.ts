@@ -123,6 +123,48 @@ describe('BatchQueue (Kong plugin queue semantics)', () => {
     expect(g.batches).toEqual([['first'], ['de'], ['fgh']]);
   });
 
+  it("counts an entry that stands for several (a request's spans) as that many: batches, max_entries, counters", async () => {
+    const { lines, log } = recorder();
+    const g = gate<string>();
+    const q = new BatchQueue(spec<string>({ max_batch_size: 5, max_coalescing_delay: 0, max_entries: 6 }, g.handler), log);
+    // 'a' (3) is handled alone at once; 'b' (2), 'c' (3) wait: 5 of 6
+    expect(q.add('a', undefined, 3)).toBe(true);
+    expect([q.add('b', undefined, 2), q.add('c', undefined, 3)]).toEqual([true, true]);
+    expect(q.stats).toMatchObject({ entries: 8, dropped: 0 });
+    // 'd' (2) would make 7 of 6: 'b' is dropped whole, its 2 counted
+    expect(q.add('d', undefined, 2)).toBe(true);
+    expect(q.stats).toMatchObject({ entries: 8, dropped: 2 });
+    expect(lines.filter((l) => l.includes('queue full, dropping old entries'))).toHaveLength(1);
+    // 'e' (1) fits: 'c' (3) + 'd' (2) + 'e' (1) = 6
+    expect(q.add('e', undefined, 1)).toBe(true);
+    expect(q.stats).toMatchObject({ entries: 9, dropped: 2 });
+    g.release();
+    // a batch takes entries while their count stays within max_batch_size: 'c' and 'd' (5), then 'e'
+    await until(() => g.batches.length === 2);
+    expect(g.batches[1]).toEqual(['c', 'd']);
+    g.release();
+    await until(() => g.batches.length === 3);
+    g.release();
+    await until(() => q.stats.sent === 9);
+    expect(g.batches).toEqual([['a'], ['c', 'd'], ['e']]);
+    expect(q.stats).toMatchObject({ entries: 0, dropped: 2, sent: 9, failed: 0 });
+  });
+
+  it('sends an entry that stands for more than max_batch_size in a batch of its own', async () => {
+    const g = gate<string>();
+    const q = new BatchQueue(spec<string>({ max_batch_size: 2, max_coalescing_delay: 0 }, g.handler), recorder().log);
+    q.add('first');
+    q.add('big', undefined, 5);
+    q.add('small');
+    g.release();
+    await until(() => g.batches.length === 2);
+    g.release();
+    await until(() => g.batches.length === 3);
+    g.release();
+    await until(() => q.stats.sent === 7);
+    expect(g.batches).toEqual([['first'], ['big'], ['small']]);
+  });
+
   it('with concurrency_limit -1 hands each entry to the handler at once, in parallel', async () => {
     const g = gate<number>();
     const q = new BatchQueue(spec<number>({ concurrency_limit: -1, max_batch_size: 10 }, g.handler), recorder().log);

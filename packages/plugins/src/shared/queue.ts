@@ -79,7 +79,11 @@ function defaultSize(entry: unknown): number {
 export class BatchQueue<T> {
   private readonly entries = new Fifo<T>();
   private readonly sizes = new Fifo<number>();
+  /** per entry, how many of Kong's entries it stands for (see `add`) */
+  private readonly counts = new Fifo<number>();
   private bytes = 0;
+  /** Kong's entries waiting: the sum of `counts` */
+  private counted = 0;
   private inFlight = 0;
   private running = false;
   private closing = false;
@@ -105,21 +109,27 @@ export class BatchQueue<T> {
     return this.spec.config;
   }
 
-  /** queues an entry; false when it was refused (larger than `max_bytes`, or the queue is closed) */
-  add(entry: T, handler: BatchHandler<T> = this.spec.handler): boolean {
+  /**
+   * queues an entry; false when it was refused (larger than `max_bytes`, or the queue is closed). An entry may stand
+   * for `count` of Kong's entries (a request's spans, encoded together): `max_entries`, `max_batch_size` and the
+   * counters count those, and it is dropped, batched and sent whole.
+   */
+  add(entry: T, handler: BatchHandler<T> = this.spec.handler, count = 1): boolean {
     this.spec.handler = handler;
     if (this.closing) return false;
     if (this.config.concurrency_limit === -1) {
-      this.inFlight++;
+      this.inFlight += count;
       this.updateCount();
-      setImmediate(() => void this.handle([entry]).finally(() => this.finishUnqueued()));
+      setImmediate(() => void this.handle([entry], count).finally(() => this.finishUnqueued(count)));
       return true;
     }
-    if (!this.makeRoom(entry)) return false;
+    if (!this.makeRoom(entry, count)) return false;
     this.entries.push(entry);
+    this.counts.push(count);
+    this.counted += count;
     this.updateCount();
     if (!this.running) void this.run();
-    else if (this.entries.length >= this.config.max_batch_size) wakeAll(this.coalescing);
+    else if (this.counted >= this.config.max_batch_size) wakeAll(this.coalescing);
     return true;
   }
 
@@ -135,16 +145,16 @@ export class BatchQueue<T> {
     this.log[level](`[${this.spec.logTag}] queue ${this.spec.name}: ${message}`);
   }
 
-  private makeRoom(entry: T): boolean {
+  private makeRoom(entry: T, count: number): boolean {
     const { max_entries: maxEntries, max_bytes: maxBytes } = this.config;
-    const count = this.entries.length;
-    if (count >= maxEntries * CAPACITY_WARNING_THRESHOLD) {
+    const waiting = this.counted;
+    if (waiting >= maxEntries * CAPACITY_WARNING_THRESHOLD) {
       if (!this.warned) this.say('warn', `queue at ${CAPACITY_WARNING_THRESHOLD * 100}% capacity`);
       this.warned = true;
     } else this.warned = false;
-    if (count >= maxEntries) {
+    if (waiting + count > maxEntries && this.entries.length > 0) {
       if (!this.droppingOld) this.say('error', 'queue full, dropping old entries until processing is successful again');
-      this.dropOldest();
+      while (this.counted + count > maxEntries && this.entries.length > 0) this.dropOldest();
     }
     const size = maxBytes === null ? 0 : (this.spec.sizeOf ?? defaultSize)(entry);
     if (maxBytes !== null && size > maxBytes) {
@@ -154,10 +164,7 @@ export class BatchQueue<T> {
     }
     if (maxBytes !== null && this.bytes + size > maxBytes) {
       let dropped = 0;
-      while (this.bytes + size > maxBytes && this.entries.length > 0) {
-        this.dropOldest();
-        dropped++;
-      }
+      while (this.bytes + size > maxBytes && this.entries.length > 0) dropped += this.dropOldest();
       this.say('error', `byte capacity exceeded, ${dropped} queue entries were dropped`);
     }
     this.sizes.push(size);
@@ -165,19 +172,35 @@ export class BatchQueue<T> {
     return true;
   }
 
-  private dropOldest(): void {
-    this.take(1);
-    this.stats.dropped++;
+  /** drops the oldest entry; how many of Kong's entries it stood for */
+  private dropOldest(): number {
+    this.entries.shift();
+    this.bytes -= this.sizes.shift()!;
+    const count = this.counts.shift()!;
+    this.counted -= count;
+    this.stats.dropped += count;
     this.droppingOld = true;
+    return count;
   }
 
-  private take(count: number): T[] {
-    for (const size of this.sizes.take(count)) this.bytes -= size;
-    return this.entries.take(count);
+  /** takes the oldest entries standing for at most `limit` of Kong's entries (at least one entry); they and their count */
+  private takeBatch(limit: number): { batch: T[]; count: number } {
+    let entries = 0;
+    let count = 0;
+    for (;;) {
+      const next = this.counts.at(entries);
+      if (next === undefined || (entries > 0 && count + next > limit)) break;
+      count += next;
+      entries++;
+    }
+    for (const size of this.sizes.take(entries)) this.bytes -= size;
+    this.counts.take(entries);
+    this.counted -= count;
+    return { batch: this.entries.take(entries), count };
   }
 
   private updateCount(): void {
-    this.stats.entries = this.entries.length + this.inFlight;
+    this.stats.entries = this.counted + this.inFlight;
   }
 
   private async run(): Promise<void> {
@@ -186,16 +209,16 @@ export class BatchQueue<T> {
       const started = Date.now();
       for (;;) {
         const left = this.config.max_coalescing_delay - (Date.now() - started) / 1000;
-        if (this.closing || this.entries.length >= this.config.max_batch_size || left < COALESCE_MIN_SECONDS) break;
+        if (this.closing || this.counted >= this.config.max_batch_size || left < COALESCE_MIN_SECONDS) break;
         await sleep(left, this.coalescing);
       }
-      const batch = this.take(Math.min(this.entries.length, this.config.max_batch_size));
-      this.inFlight = batch.length;
+      const { batch, count } = this.takeBatch(this.config.max_batch_size);
+      this.inFlight = count;
       if (this.droppingOld) {
         this.say('info', 'queue resumed processing');
         this.droppingOld = false;
       }
-      await this.handle(batch);
+      await this.handle(batch, count);
       this.inFlight = 0;
       this.updateCount();
     }
@@ -203,25 +226,28 @@ export class BatchQueue<T> {
     this.onDrained();
   }
 
-  private finishUnqueued(): void {
-    this.inFlight--;
+  private finishUnqueued(count: number): void {
+    this.inFlight -= count;
     this.updateCount();
     if (this.inFlight === 0 && this.entries.length === 0) this.onDrained();
   }
 
-  /** hands a batch to the handler, retrying with exponential backoff until max_retry_time has passed */
-  private async handle(batch: T[]): Promise<void> {
+  /**
+   * hands a batch (standing for `count` of Kong's entries) to the handler, retrying with exponential backoff until
+   * max_retry_time has passed
+   */
+  private async handle(batch: T[], count: number): Promise<void> {
     const started = Date.now();
     for (let retry = 0; ; retry++) {
       try {
         await this.spec.handler(batch);
-        this.stats.sent += batch.length;
+        this.stats.sent += count;
         return;
       } catch (err) {
         this.say('warn', `handler could not process entries: ${err instanceof Error ? err.message : String(err)}`);
         if (this.closing || (Date.now() - started) / 1000 > this.config.max_retry_time) {
-          this.stats.failed += batch.length;
-          this.say('error', `could not send entries due to max_retry_time exceeded. ${batch.length} queue entries were lost`);
+          this.stats.failed += count;
+          this.say('error', `could not send entries due to max_retry_time exceeded. ${count} queue entries were lost`);
           return;
         }
         await sleep(Math.min(this.config.max_retry_delay, 2 ** retry * this.config.initial_retry_delay), this.retrying);

@@ -26,18 +26,28 @@ export class SpanExport<Config extends { queue: QueueConfig }, T> {
     private readonly sizeOf?: (entry: T) => number,
   ) {}
 
-  /**
-   * queues entries (spans) for the configuration's receiver; `queue` is the configuration's queue settings in force.
-   * The queue's description is made once per configuration object (a snapshot's), not per entry.
-   */
+  /** queues entries (spans) for the configuration's receiver; `queue` is the configuration's queue settings in force */
   add(runtime: PluginRuntime, pluginId: string | undefined, config: Config, queue: QueueConfig, entries: readonly T[]): void {
+    queuesFor(runtime).enqueueAll(this.specOf(runtime, pluginId, config, queue), entries);
+  }
+
+  /**
+   * queues one entry that stands for `count` spans (a request's spans encoded together): the queue counts, batches
+   * and drops it as that many spans, kept and sent whole
+   */
+  addCounted(runtime: PluginRuntime, pluginId: string | undefined, config: Config, queue: QueueConfig, entry: T, count: number): void {
+    queuesFor(runtime).enqueue(this.specOf(runtime, pluginId, config, queue), entry, count);
+  }
+
+  /** the queue's description, made once per configuration object (a snapshot's), not per entry */
+  private specOf(runtime: PluginRuntime, pluginId: string | undefined, config: Config, queue: QueueConfig): QueueSpec<T> {
     let spec = this.specs.get(config);
     if (spec === undefined) {
       const id = pluginId ?? this.plugin;
       spec = { name: `${id}${this.suffix}`, logTag: `${this.plugin} plugin ${id}`, owner: id, config: queue, handler: this.handlerFor(config, runtime), sizeOf: this.sizeOf };
       this.specs.set(config, spec);
     }
-    queuesFor(runtime).enqueueAll(spec, entries);
+    return spec;
   }
 
   private handlerFor(config: Config, runtime: PluginRuntime): BatchHandler<T> {
