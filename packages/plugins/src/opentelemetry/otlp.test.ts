@@ -1,6 +1,7 @@
 import { NO_ATTRIBUTES, RequestSpans, SpanKind, parseTracingInstrumentations, type RecordedSpan } from '../shared/tracing/request-spans';
 import { unixNanos, writeHex } from './fields';
-import { SpanEncoder, TraceEncoder } from './otlp';
+import { SpanEncoder } from './otlp';
+import { TraceEncoder } from './trace-batch';
 import { anyValue, otlp, resourceBytes } from './proto';
 
 /** a span with its request's trace id */

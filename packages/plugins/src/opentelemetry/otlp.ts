@@ -1,14 +1,10 @@
 import { NO_ATTRIBUTES, type RecordedSpan } from '../shared/tracing/request-spans';
 import { AttributeBytes, bytesFieldLength, copyBytes, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
-import { fieldTag, KONG_SCOPE, otlp } from './proto';
+import { fieldTag, otlp } from './proto';
 
 // the keys the generated classes write, read from their own encodings (see `fieldTag`)
 const EMPTY = new Uint8Array(0);
 const T = {
-  resourceSpans: fieldTag(otlp.ExportTraceServiceRequest, { resourceSpans: [{}] }),
-  resource: fieldTag(otlp.ResourceSpans, { resource: {} }),
-  scopeSpans: fieldTag(otlp.ResourceSpans, { scopeSpans: [{}] }),
-  scope: fieldTag(otlp.ScopeSpans, { scope: {} }),
   span: fieldTag(otlp.ScopeSpans, { spans: [{}] }),
   traceId: fieldTag(otlp.Span, { traceId: EMPTY }),
   spanId: fieldTag(otlp.Span, { spanId: EMPTY }),
@@ -23,9 +19,6 @@ const T = {
 /** a span's `Status` message per code (unset, ok, error), encoded once */
 const STATUS = [0, 1, 2].map((code) => otlp.Status.encode({ code }).finish());
 const FIXED64 = 8;
-/** batch bodies get memory of at least this size, kept (up to SPARE_BUFFERS of them) once given back */
-const SPARE_MIN_BYTES = 16 * 1024;
-const SPARE_BUFFERS = 4;
 
 /** the bytes of a hex id (its whole digit pairs, as `Buffer.from(hex, 'hex')`) */
 const idLength = (hex: string): number => hex.length >>> 1;
@@ -90,7 +83,7 @@ const MAX_TEMPLATES = 1024;
  * field order. Attributes and names come from `AttributeBytes`; a span without attributes is a copy of its template
  * (see `SpanTemplate`) with its ids and times written in. The request's chunks follow one another in one buffer: the
  * one entry the export queue holds for the request (its bytes, not the request's objects, counted as its spans), and
- * a batch is such buffers one after another under the resource and scope (`TraceEncoder`): the bytes
+ * a batch is such buffers one after another under the resource and scope (`TraceEncoder`, trace-batch.ts): the bytes
  * `ExportTraceServiceRequest.encode` makes of the same spans.
  */
 export class SpanEncoder {
@@ -271,53 +264,4 @@ class Slab {
 /** a template's place among its name's: by kind (0–2), status (0 or 2) and whether it has a parent */
 function templateSlot(span: RecordedSpan): number {
   return (span.kind * 3 + span.status) * 2 + (span.parentId === null ? 0 : 1);
-}
-
-/**
- * Frames batches of encoded spans (`SpanEncoder`'s chunks) as OTLP/HTTP protobuf `ExportTraceServiceRequest`s for one
- * exporter: its resource and Kong's scope, encoded once, then the chunks as they are.
- */
-export class TraceEncoder {
-  /** the `resource` field of `ResourceSpans` and the `scope` field of `ScopeSpans` */
-  private readonly resource: Buffer;
-  private readonly scope: Buffer;
-  /** the memory of batches given back (`release`), for the next ones: a batch of a few hundred spans is tens of KiB */
-  private readonly spare: ArrayBuffer[] = [];
-
-  constructor(resource: Uint8Array) {
-    this.resource = Buffer.allocUnsafe(bytesFieldLength(T.resource, resource.length));
-    writeBytesField(this.resource, 0, T.resource, resource);
-    this.scope = Buffer.allocUnsafe(bytesFieldLength(T.scope, KONG_SCOPE.length));
-    writeBytesField(this.scope, 0, T.scope, KONG_SCOPE);
-  }
-
-  /** a batch's request body; its memory may be given back with `release` once the body is sent (or given up) */
-  encode(chunks: readonly Uint8Array[]): Buffer {
-    let spans = 0;
-    for (let i = 0; i < chunks.length; i++) spans += chunks[i]!.length;
-    const scopeSpans = this.scope.length + spans;
-    const resourceSpans = this.resource.length + bytesFieldLength(T.scopeSpans, scopeSpans);
-    const out = this.buffer(bytesFieldLength(T.resourceSpans, resourceSpans));
-    let at = writeVarint(out, writeVarint(out, 0, T.resourceSpans), resourceSpans);
-    at += this.resource.copy(out, at);
-    at = writeVarint(out, writeVarint(out, at, T.scopeSpans), scopeSpans);
-    at += this.scope.copy(out, at);
-    for (let i = 0; i < chunks.length; i++) {
-      out.set(chunks[i]!, at);
-      at += chunks[i]!.length;
-    }
-    return out;
-  }
-
-  /** gives back the memory of a body `encode` made, to be reused for a later batch */
-  release(body: Buffer): void {
-    if (body.byteOffset === 0 && body.buffer.byteLength >= SPARE_MIN_BYTES && this.spare.length < SPARE_BUFFERS) this.spare.push(body.buffer as ArrayBuffer);
-  }
-
-  /** `size` bytes: given-back memory when there is enough, else new memory of its own */
-  private buffer(size: number): Buffer {
-    const spare = this.spare.pop();
-    if (spare !== undefined && spare.byteLength >= size) return Buffer.from(spare, 0, size);
-    return Buffer.from(new ArrayBuffer(Math.max(size, SPARE_MIN_BYTES, spare?.byteLength ?? 0)), 0, size);
-  }
 }
