@@ -95,20 +95,11 @@ export function writeVarint(out: Buffer, at: number, value: number): number {
   return at;
 }
 
-/** below this many bytes a copy is a loop: `TypedArray.prototype.set` costs more to call than a short loop takes */
-const SHORT_COPY = 64;
-
-/** copies `bytes` into `out` at `at`; the offset after them */
-export function copyBytes(out: Buffer, at: number, bytes: Uint8Array): number {
-  const length = bytes.length;
-  if (length < SHORT_COPY) for (let k = 0; k < length; k++) out[at + k] = bytes[k]!;
-  else out.set(bytes, at);
-  return at + length;
-}
-
 /** writes `bytes` as a length-delimited field `tag` at `at`; the offset after it */
 export function writeBytesField(out: Buffer, at: number, tag: number, bytes: Uint8Array): number {
-  return copyBytes(out, writeVarint(out, writeVarint(out, at, tag), bytes.length), bytes);
+  at = writeVarint(out, writeVarint(out, at, tag), bytes.length);
+  out.set(bytes, at);
+  return at + bytes.length;
 }
 
 /** the size of `bytes` as a length-delimited field `tag` */

@@ -1,5 +1,5 @@
 import { NO_ATTRIBUTES, type RecordedSpan } from '../shared/tracing/request-spans';
-import { AttributeBytes, bytesFieldLength, copyBytes, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
+import { AttributeBytes, bytesFieldLength, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
 import { fieldTag, otlp } from './proto';
 
 // the keys the generated classes write, read from their own encodings (see `fieldTag`)
@@ -28,15 +28,10 @@ function writeId(out: Buffer, at: number, tag: number, hex: string): number {
   return writeHex(out, writeVarint(out, writeVarint(out, at, tag), length), hex, length);
 }
 
-/** copies `length` bytes of `out` from `from` to `to` (an id written before), in a loop: ids are a few bytes */
-function copyWithin(out: Buffer, to: number, from: number, length: number): void {
-  for (let k = 0; k < length; k++) out[to + k] = out[from + k]!;
-}
-
 /** writes an id field whose bytes were written before at `from` (the same id again): a copy, not a decode */
 function copyId(out: Buffer, at: number, tag: number, from: number, length: number): number {
   at = writeVarint(out, writeVarint(out, at, tag), length);
-  copyWithin(out, at, from, length);
+  for (let k = 0; k < length; k++) out[at + k] = out[from + k]!;
   return at + length;
 }
 
@@ -133,15 +128,16 @@ export class SpanEncoder {
       const span = spans[i]!;
       const template = this.templates[i]!;
       if (template !== null) {
-        at = copyBytes(out, start, template.bytes);
+        out.set(template.bytes, start);
+        at = start + template.bytes.length;
         if (traceAt < 0) {
           traceAt = start + template.traceAt;
           writeHex(out, traceAt, traceId, traceLength);
-        } else copyWithin(out, start + template.traceAt, traceAt, traceLength);
+        } else out.copyWithin(start + template.traceAt, traceAt, traceAt + traceLength);
         writeHex(out, start + template.spanAt, span.spanId, SPAN_HEX >>> 1);
         if (i === 0) rootAt = start + template.spanAt;
         if (template.parentAt >= 0) {
-          if (span.parentId === rootId && rootAt >= 0) copyWithin(out, start + template.parentAt, rootAt, rootLength);
+          if (span.parentId === rootId && rootAt >= 0) out.copyWithin(start + template.parentAt, rootAt, rootAt + rootLength);
           else writeHex(out, start + template.parentAt, span.parentId!, SPAN_HEX >>> 1);
         }
         writeUnixNanos(out, start + template.startAt, span.startMs);
