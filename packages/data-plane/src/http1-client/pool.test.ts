@@ -212,6 +212,61 @@ describe('the HTTP/1.1 upstream client', () => {
     expect([outcome.status, outcome.body, outcome.error]).toEqual([200, 'until the end', null]);
   });
 
+  it('reads a Content-Length body that comes with its head, after it, or with the end of a head in parts', async () => {
+    const upstream = await rawUpstream((socket, head) => {
+      const path = /GET (\S+)/.exec(head)![1]!;
+      if (path === '/together') socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\ntogether');
+      if (path === '/after') {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n');
+        setTimeout(() => socket.write('after'), 20);
+        setTimeout(() => socket.write(' head'), 40);
+      }
+      if (path === '/parted') {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-');
+        setTimeout(() => socket.write('length: 6\r\n\r\nparted'), 20);
+      }
+    });
+    const pool = poolTo(upstream.port);
+    for (const path of ['/together', '/after', '/parted']) {
+      const outcome = await send(pool, 'GET', path);
+      expect([outcome.status, outcome.body, outcome.error]).toEqual([200, path.slice(1).replace('after', 'after head'), null]);
+    }
+    expect(upstream.connections()).toBe(1);
+  });
+
+  it('reads no body after a 204 or 304 whatever its Content-Length says, and keeps the connection', async () => {
+    const upstream = await rawUpstream((socket, _head, nth) => {
+      if (nth === 1) socket.write('HTTP/1.1 304 Not Modified\r\ncontent-length: 5\r\n\r\n');
+      else if (nth === 2) socket.write('HTTP/1.1 204 No Content\r\ncontent-length: 7\r\n\r\n');
+      else socket.write(ok('third'));
+    });
+    const pool = poolTo(upstream.port);
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const outcome = await send(pool);
+      answers.push([outcome.status, outcome.body, outcome.error]);
+    }
+    expect(answers).toEqual([
+      [304, '', null],
+      [204, '', null],
+      [200, 'third', null],
+    ]);
+    expect(upstream.connections()).toBe(1);
+  });
+
+  it('refuses a response whose Content-Length is doubled or comes with Transfer-Encoding, and does not reuse it', async () => {
+    const upstream = await rawUpstream((socket, head) => {
+      if (head.startsWith('GET /double')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nabc');
+      else if (head.startsWith('GET /both')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
+      else socket.write(ok('fine'));
+    });
+    const pool = poolTo(upstream.port);
+    expect((await send(pool, 'GET', '/double')).error?.code).toBe('HPE_UNEXPECTED_CONTENT_LENGTH');
+    expect((await send(pool, 'GET', '/both')).error?.code).toBe('HPE_INVALID_TRANSFER_ENCODING');
+    expect((await send(pool)).body).toBe('fine');
+    expect(upstream.connections()).toBe(3);
+  });
+
   it('fails a response cut short, and one that does not come in time', async () => {
     const upstream = await rawUpstream((socket, head) => {
       if (head.startsWith('GET /cut')) socket.end('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf');
