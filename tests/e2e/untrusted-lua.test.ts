@@ -89,10 +89,14 @@ describe('untrusted_lua', () => {
     const snippet = 'local g = require("greeting")\nkong.response.exit(200, { said = g.hello("kong"), rep = string.rep("ab", 2) })';
     expect((await post(`${sandbox.admin}/routes/lua/plugins`, { name: 'pre-function', config: { access: [snippet] } })).status).toBe(201);
     let last: { status: number; body: unknown } = { status: 0, body: null };
+    // the route and its plugin reach the proxy with the next publication; on a loaded machine that has been seen to
+    // take longer than the usual 15 s, so the wait is longer here, and a timeout says what the proxy kept answering
     await waitUntil('the snippet to answer', async () => {
       const res = await fetch(`${sandbox.proxy}/lua`);
       last = { status: res.status, body: await res.json() };
       return res.status === 200;
+    }, 60_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}; the proxy answered ${last.status} ${JSON.stringify(last.body)}; the node's output ends:\n${sandbox.process.output().slice(-4000)}`);
     });
     expect(last.body).toEqual({ said: 'hello kong', rep: 'abab' });
     // a module not listed stays out
@@ -103,7 +107,7 @@ describe('untrusted_lua', () => {
       const res = await fetch(`${sandbox.proxy}/unlisted`);
       last = { status: res.status, body: await res.json() };
       return res.status === 200;
-    });
+    }, 60_000);
     expect(last.body).toEqual({ err: "require 'string' not allowed within sandbox" });
   });
 });
