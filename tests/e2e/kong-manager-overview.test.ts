@@ -4,6 +4,9 @@
 // card (type, user, host, port, ssl) and the proxy ports. The page reads the fields with the fallbacks of Kong
 // Manager's overview (src/pages/overview/Overview.vue: `configuration.proxy_listeners` first plain / first ssl entry,
 // `admin_listen[0]`, the datastore card only when `database` is 'postgres', '--' where a value is missing).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
@@ -57,6 +60,7 @@ describe("Kong Manager's Overview page in Chromium", () => {
   let managerOrigin: string;
   let proxyPort: number;
   let proxyTlsPort: number;
+  let prefix: string;
 
   beforeAll(async () => {
     db = await createTestDatabase({ prefix: 'kong_overview' });
@@ -67,6 +71,7 @@ describe("Kong Manager's Overview page in Chromium", () => {
     proxyTlsPort = proxyTls!;
     adminUrl = `http://127.0.0.1:${adminPort}`;
     const url = new URL(db.url);
+    prefix = mkdtempSync(join(tmpdir(), 'gatehouse-kong-overview-'));
     node = await spawnProcess(process.execPath, gatehouseNodeArgs('start'), {
       name: 'gatehouse start (Kong names)',
       cwd: ROOT,
@@ -78,6 +83,8 @@ describe("Kong Manager's Overview page in Chromium", () => {
         KONG_PG_USER: decodeURIComponent(url.username),
         KONG_PG_PASSWORD: decodeURIComponent(url.password),
         KONG_PG_DATABASE: url.pathname.slice(1),
+        // Kong's prefix: the node's own data directory, not the default ./.gatehouse another test's node may share
+        KONG_PREFIX: prefix,
         KONG_PROXY_LISTEN: `127.0.0.1:${proxyPort}, 127.0.0.1:${proxyTlsPort} http2 ssl`,
         KONG_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
         KONG_ADMIN_GUI_URL: managerOrigin,
@@ -95,6 +102,7 @@ describe("Kong Manager's Overview page in Chromium", () => {
     await node?.stop();
     await pages?.close();
     await db?.drop();
+    if (prefix) rmSync(prefix, { recursive: true, force: true });
   });
 
   it('shows the datastore card and the proxy ports', async () => {
