@@ -92,6 +92,9 @@ describe.each(TOPOLOGIES)('routing and proxying (%s)', (name) => {
     const closed = await freePort();
     await created('/services/', { name: 'down', url: `http://127.0.0.1:${closed}/` });
     await created('/services/down/routes', { 'paths[]': '/down' });
+    // `.invalid` names never resolve (RFC 6761): the system's resolver answers that the name does not exist
+    await created('/services/', { name: 'unresolvable', url: 'http://nothing-here.invalid/' });
+    await created('/services/unresolvable/routes', { 'paths[]': '/unresolvable' });
     await created('/services/', { name: 'slow', url: upstream.url, read_timeout: '300' });
     await created('/services/slow/routes', { 'paths[]': '/slow' });
     // legacy /apis
@@ -288,6 +291,11 @@ describe.each(TOPOLOGIES)('routing and proxying (%s)', (name) => {
       const res = await get('/down/x');
       expect(res.status).toBe(502);
       expect(res.body).toEqual({ message: 'An invalid response was received from the upstream server' });
+    });
+
+    it('503 name resolution failed when the service host has no address, as Kong\'s balancer answers', async () => {
+      const res = await get('/unresolvable/x');
+      expect([res.status, res.body]).toEqual([503, { message: 'name resolution failed' }]);
     });
 
     it('504 when the upstream answers after the service read_timeout, 200 within it', async () => {

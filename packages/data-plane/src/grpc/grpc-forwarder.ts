@@ -54,7 +54,7 @@ export class GrpcForwarder implements Forwarder {
       session.off('connect', onConnect);
       const next = observer?.onFailure(err, true) ?? null;
       if (next !== null) return this.forward(req, res, next, observer);
-      sendUpstreamFailure(res, false, upstream.trace, upstream.responseHeaders);
+      sendUpstreamFailure(res, err, upstream.trace, upstream.responseHeaders);
     };
     session.once('connect', onConnect);
     session.once('error', onError);
@@ -73,7 +73,7 @@ export class GrpcForwarder implements Forwarder {
     try {
       stream = session.request(headers);
     } catch {
-      sendUpstreamFailure(res, false, upstream.trace, upstream.responseHeaders);
+      sendUpstreamFailure(res, null, upstream.trace, upstream.responseHeaders);
       return;
     }
     let answered = false;
@@ -87,7 +87,7 @@ export class GrpcForwarder implements Forwarder {
     const expire = () => {
       if (finished) return;
       stream.close(constants.NGHTTP2_CANCEL);
-      if (!answered) sendUpstreamFailure(res, true, upstream.trace, upstream.responseHeaders);
+      if (!answered) sendUpstreamFailure(res, 'timeout', upstream.trace, upstream.responseHeaders);
       else if (!res.writableEnded) {
         res.addTrailers({ 'grpc-status': String(GRPC_DEADLINE_EXCEEDED), 'grpc-message': 'DeadlineExceeded' });
         res.end();
@@ -107,7 +107,7 @@ export class GrpcForwarder implements Forwarder {
       if (answered) {
         if (!res.writableEnded) res.destroy();
       } else if (!finished) {
-        sendUpstreamFailure(res, false, upstream.trace, upstream.responseHeaders);
+        sendUpstreamFailure(res, err, upstream.trace, upstream.responseHeaders);
         observer?.onFailure(err, false);
       }
       finish();

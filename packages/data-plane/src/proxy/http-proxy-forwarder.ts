@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import type { UpstreamTarget } from '../compile/types';
 import { stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
-import { isTimeout, type Forwarder, type ForwardObserver } from './forwarder';
+import type { Forwarder, ForwardObserver } from './forwarder';
 import { sendUpstreamFailure } from './responses';
 import type { UpstreamRequest } from './upstream-request';
 
@@ -90,7 +90,7 @@ export class HttpProxyForwarder implements Forwarder {
         failed = true;
         observer.onFailure(err, false);
       }
-      sendUpstreamFailure(res, isTimeout(err), upstream.trace, upstream.responseHeaders);
+      sendUpstreamFailure(res, err, upstream.trace, upstream.responseHeaders);
     });
   }
 

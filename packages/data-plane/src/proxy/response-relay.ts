@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { DEFAULT_MAX_BUFFERED_BODY, RequestRefused } from '@gatehouse/plugins';
 import { stampProxiedResponse, type ExchangeTrace } from '../observe/exchange-trace';
-import { HOP_BY_HOP_RESPONSE, isTimeout, type ForwardObserver } from './forwarder';
+import { HOP_BY_HOP_RESPONSE, type ForwardObserver } from './forwarder';
 import { BoundedBody, InterceptedResponse, latin1, writeHeadFrom, type RawHeader } from './response-interception';
 import { sendPluginResponse, sendUpstreamFailure } from './responses';
 import type { ResponseInterceptor, UpstreamRequest } from './upstream-request';
@@ -267,7 +267,7 @@ export class ResponseRelay implements UpstreamHandler {
       }
     }
     if (this.res.headersSent) this.res.destroy(err);
-    else sendUpstreamFailure(this.res, isTimeout(err), this.trace, this.extraHeaders);
+    else sendUpstreamFailure(this.res, err, this.trace, this.extraHeaders);
   }
 }
 

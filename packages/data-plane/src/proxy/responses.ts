@@ -5,6 +5,7 @@ import type { PluginResponse } from '@gatehouse/plugins';
 import { stampGatewayResponse, type ExchangeTrace } from '../observe/exchange-trace';
 import { isGrpcExchange, sendGrpcAnswer } from '../grpc/grpc-status';
 import { errorBody, errorBodyType, type ErrorBodyType } from './error-bodies';
+import { isTimeout } from './forwarder';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -35,6 +36,8 @@ export const ProxyErrors = {
   /** a path that climbs above `/` or hides a dot segment (decision 12) */
   badRequest: fixed(400, 'Bad request'),
   noHealthyTarget: fixed(503, 'failure to get a peer from the ring-balancer'),
+  /** the service's host name has no address (Kong's balancer, when its DNS lookup finds no record) */
+  nameNotResolved: fixed(503, 'name resolution failed'),
   useHttps: fixed(426, 'Please use HTTPS protocol', { connection: 'Upgrade', upgrade: 'TLS/1.2, HTTP/1.1' }),
 };
 
@@ -68,15 +71,26 @@ export function sendFixed(res: ServerResponse, response: FixedResponse): void {
   res.end(answer.body);
 }
 
+/** the lookup's codes for a host name that has no address: no such name, or no record of the family asked */
+const NAME_NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
+
+/** Kong's answer for an upstream failure: 504 on a timeout, 503 for a host name without an address, 502 otherwise */
+function upstreamFailureAnswer(failure: Error | 'timeout' | null): FixedResponse {
+  if (failure === 'timeout' || isTimeout(failure)) return ProxyErrors.gatewayTimeout;
+  const code = (failure as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && NAME_NOT_FOUND.has(code) ? ProxyErrors.nameNotResolved : ProxyErrors.badGateway;
+}
+
 /**
- * The gateway's answer when the upstream failed before its response started (504 on a timeout, 502 otherwise). Like
- * every answer the gateway makes after the plugins ran, it carries the headers they set for the client's response
- * (cors's, for instance), as Kong runs its header filters on its own error pages.
+ * The gateway's answer when the upstream failed before its response started (see `upstreamFailureAnswer`): `failure`
+ * is the error, `'timeout'` for a deadline the gateway enforced, null when nothing more is known. Like every answer
+ * the gateway makes after the plugins ran, it carries the headers they set for the client's response (cors's, for
+ * instance), as Kong runs its header filters on its own error pages.
  */
-export function sendUpstreamFailure(res: ServerResponse, timedOut: boolean, trace: ExchangeTrace | null | undefined, pluginHeaders: ReadonlyMap<string, string> | null): void {
+export function sendUpstreamFailure(res: ServerResponse, failure: Error | 'timeout' | null, trace: ExchangeTrace | null | undefined, pluginHeaders: ReadonlyMap<string, string> | null): void {
   if (pluginHeaders !== null && !res.headersSent) for (const [name, value] of pluginHeaders) res.setHeader(name, value);
   stampGatewayResponse(res, trace);
-  sendFixed(res, timedOut ? ProxyErrors.gatewayTimeout : ProxyErrors.badGateway);
+  sendFixed(res, upstreamFailureAnswer(failure));
 }
 
 /**
