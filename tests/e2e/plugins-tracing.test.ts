@@ -48,6 +48,9 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
       { name: 'opentelemetry', config: { endpoint: collector.url, queue: FAST_QUEUE, propagation: { extract: ['b3'], inject: ['w3c', 'b3-single'], clear: ['x-b3-traceid', 'x-b3-spanid', 'x-b3-sampled'], default_format: 'w3c' } } },
     ]);
     await routeWith('zipkin', [{ name: 'zipkin', config: { http_endpoint: zipkinReceiver.url, sample_ratio: 1, static_tags: [{ name: 'env', value: 'e2e' }] } }]);
+    // an Azure Function served by the echo upstream (appname `127` + hostdomain `0.0.1:<port>` make 127.0.0.1)
+    const azure = { name: 'azure-functions', config: { appname: '127', hostdomain: `0.0.1:${new URL(upstream.url).port}`, https: false, functionname: 'fn', apikey: 'functions-key' } };
+    await routeWith('otel-azure', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, queue: FAST_QUEUE } }, azure]);
     const postFunction = { name: 'post-function', config: { access: [SNIPPET] } };
     await routeWith('traces_logs', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, logs_endpoint: collector.logsUrl, queue: LOGS_QUEUE } }, postFunction]);
     await routeWith('logs', [{ name: 'opentelemetry', config: { logs_endpoint: collector.logsUrl, queue: LOGS_QUEUE, resource_attributes: { 'deployment.environment': 'e2e' } } }, postFunction]);
@@ -99,6 +102,26 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
     // the interface document's answer to a missing key (403), made before the opentelemetry plugin's own access ran
     expect(refused.status).toBe(403);
     await waitUntil('the refused request span', () => collector.spans.some((s) => s.name === 'kong' && s.attributes['http.status_code'] === 403 && String(s.attributes['http.url']).endsWith('/otel/refused')));
+  });
+
+  it('records the HTTP call a plugin makes while serving the request as kong.internal.request (http_client)', async () => {
+    for (const dp of topology.dataPlanes) {
+      const query = `q=${hex(8)}`;
+      const res = await proxied(`${dp.proxyUrl}/otel-azure?${query}`, { headers: { 'user-agent': 'tracing-e2e' } });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ method: 'GET', path: '/api/fn' });
+      // azure-functions (priority 749) answers before opentelemetry's access (14) runs, as in Kong: the request keeps
+      // the trace id it was given, and its spans are found by its URL
+      await waitUntil('the request span', () => collector.spans.some((s) => s.name === 'kong' && String(s.attributes['http.url']).endsWith(query)));
+      const root = collector.spans.find((s) => s.name === 'kong' && String(s.attributes['http.url']).endsWith(query))!;
+      const spans = await traceOf(root.traceId, 4);
+      expect(spans.map((s) => s.name).sort()).toEqual(['kong', 'kong.access.plugin.azure-functions', 'kong.internal.request', 'kong.router']);
+      const call = spans.find((s) => s.name === 'kong.internal.request')!;
+      expect(call).toMatchObject({ kind: 3, parentSpanId: root.spanId });
+      expect(call.attributes).toEqual({ 'http.url': `${upstream.url}/api/fn?${query}`, 'http.method': 'GET', 'http.flavor': '1.1', 'http.user_agent': 'tracing-e2e', 'http.status_code': 200 });
+      const plugin = spans.find((s) => s.name === 'kong.access.plugin.azure-functions')!;
+      expect(call.startNs >= plugin.startNs && call.endNs <= plugin.endNs).toBe(true);
+    }
   });
 
   it('follows `propagation`: extract b3, clear the b3 headers, inject w3c and b3-single', async () => {

@@ -20,7 +20,7 @@ export const aiRequestTransformer = defineAiPlugin<AiRequestTransformerConfig>({
   async access(ctx, config) {
     const body = await ctx.req.readBody();
     const text = body.subarray(0, config.max_request_body_size).toString('utf8');
-    const answer = await askModel(config, text, clients.of(ctx.runtime));
+    const answer = await askModel(config, text, clients.of(ctx.runtime), ctx.spans ?? null);
     if (typeof answer !== 'string') return aiError(400, answer.error);
     ctx.upstream.setBody(Buffer.from(answer));
   },

@@ -24,7 +24,7 @@ export const aiResponseTransformer = defineAiPlugin<AiResponseTransformerConfig>
   init: clients.init,
   response(ctx, config, res) {
     res.transformBody(async (body) => {
-      const answer = await askModel(config, body.toString('utf8'), clients.of(ctx.runtime));
+      const answer = await askModel(config, body.toString('utf8'), clients.of(ctx.runtime), ctx.spans ?? null);
       if (typeof answer !== 'string') {
         ctx.runtime.log?.error('ai-response-transformer: the model could not transform the response', { reason: answer.error });
         res.setStatus?.(400);

@@ -4,6 +4,8 @@ import type { LlmAuth, LlmConfig } from './llm-schema';
 import { formatOf, providerUrl, type JsonObject } from './providers';
 import { parseObject } from './openai-format';
 import type { HttpClients } from '../shared/http-clients';
+import { startInternalRequest } from '../shared/tracing/internal-request';
+import type { RequestSpans } from '../shared/tracing/request-spans';
 
 /** Provider authentication (Kong's `config.auth`): a header, a query or body parameter; `sent` gives the client's for `allow_override`. */
 export function authenticate(auth: LlmAuth, url: URL, headers: Record<string, string>, body: JsonObject, sent?: { header(name: string): string | undefined; query(name: string): string | null }): void {
@@ -37,9 +39,10 @@ function dispatcherFor(options: CallOptions, clients: HttpClients): Dispatcher {
 /**
  * Kong's `ai_introspect_body`: `text` is sent to the configured model as the user message under `systemPrompt`, and
  * the model's answer (its first choice's message) comes back; with `extract`, only the first match of it, or an error
- * when nothing matches. Connections come from the calling plugin's pools on this node (`clients`).
+ * when nothing matches. Connections come from the calling plugin's pools on this node (`clients`); the call is the
+ * request's `kong.internal.request` span when `spans` records HTTP clients.
  */
-export async function introspect(llm: LlmConfig, systemPrompt: string, text: string, extract: LinearRegex | null, options: CallOptions, clients: HttpClients): Promise<string | { error: string }> {
+export async function introspect(llm: LlmConfig, systemPrompt: string, text: string, extract: LinearRegex | null, options: CallOptions, clients: HttpClients, spans: RequestSpans | null = null): Promise<string | { error: string }> {
   const format = formatOf(llm);
   if (typeof format === 'string') return { error: format };
   const request = { messages: [{ role: 'system', content: systemPrompt }, { role: 'user', content: text }], stream: false };
@@ -53,11 +56,14 @@ export async function introspect(llm: LlmConfig, systemPrompt: string, text: str
   const signed = format.sign ? await format.sign({ url, method: 'POST', headers, body: payload }, llm.model, llm.auth) : headers;
   if (typeof signed === 'string') return { error: `failed to authenticate with the AI service: ${signed}` };
   let answer: string;
+  const traced = startInternalRequest(spans, url, 'POST', signed);
   try {
     const res = await httpRequest(url, { method: 'POST', headers: signed, body: payload, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, dispatcher: dispatcherFor(options, clients) });
     answer = await res.body.text();
+    traced(res.statusCode);
     if (res.statusCode > 299) return { error: `failed to introspect request with AI service: status code ${res.statusCode}` };
   } catch (err) {
+    traced(null);
     return { error: `failed to introspect request with AI service: ${err instanceof Error ? err.message : String(err)}` };
   }
   const converted = format.fromProvider(answer, 'llm/v1/chat');

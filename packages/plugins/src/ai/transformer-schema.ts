@@ -3,6 +3,7 @@ import { compileLinearRegex, linearRegexError, type LinearRegex } from '@gatehou
 import { checkLlmConfig, llmConfigSchema } from './llm-schema';
 import { introspect, type CallOptions } from './llm-call';
 import type { HttpClients } from '../shared/http-clients';
+import type { RequestSpans } from '../shared/tracing/request-spans';
 
 const host = z.string().nullable().default(null);
 const port = z.number().int().min(0, 'value should be between 0 and 65535').max(65535, 'value should be between 0 and 65535').nullable().default(null);
@@ -70,6 +71,6 @@ export function extractPatternOf(config: TransformerCommon): LinearRegex | null 
 }
 
 /** The transformer's model call: `text` under the configured prompt, through the plugin's pools on this node. */
-export function askModel(config: TransformerCommon, text: string, clients: HttpClients): Promise<string | { error: string }> {
-  return introspect(config.llm, config.prompt, text, extractPatternOf(config), callOptionsOf(config), clients);
+export function askModel(config: TransformerCommon, text: string, clients: HttpClients, spans: RequestSpans | null = null): Promise<string | { error: string }> {
+  return introspect(config.llm, config.prompt, text, extractPatternOf(config), callOptionsOf(config), clients, spans);
 }

@@ -2,6 +2,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { definePlugin, type PluginContext, type PluginResponse } from '../contract';
 import { httpClients } from '../shared/http-clients';
+import { startInternalRequest } from '../shared/tracing/internal-request';
 
 export const azureFunctionsConfigSchema = z
   .object({
@@ -51,16 +52,22 @@ async function invoke(ctx: PluginContext, config: AzureFunctionsConfig): Promise
   if (config.apikey !== null) headers['x-functions-key'] = config.apikey;
   if (config.clientid !== null) headers['x-functions-clientid'] = config.clientid;
   const body = ctx.req.method === 'GET' || ctx.req.method === 'HEAD' ? undefined : await ctx.req.readBody();
+  const url = functionUrl(config, ctx.req.rawQuery ?? '');
+  const traced = startInternalRequest(ctx.spans, url, ctx.req.method, headers);
   let res: Dispatcher.ResponseData;
+  let answerBody: Buffer;
   try {
-    res = await request(functionUrl(config, ctx.req.rawQuery ?? ''), { method: ctx.req.method as Dispatcher.HttpMethod, headers, body, dispatcher: agentFor(ctx, config), headersTimeout: config.timeout, bodyTimeout: config.timeout });
+    res = await request(url, { method: ctx.req.method as Dispatcher.HttpMethod, headers, body, dispatcher: agentFor(ctx, config), headersTimeout: config.timeout, bodyTimeout: config.timeout });
+    answerBody = Buffer.from(await res.body.arrayBuffer());
   } catch (err) {
+    traced(null);
     ctx.runtime.log?.error('azure-functions: the function could not be called', { app: config.appname, reason: err instanceof Error ? err.message : String(err) });
     return { status: 500, body: { message: 'An unexpected error occurred' } };
   }
+  traced(res.statusCode);
   const answer: Record<string, string> = {};
   for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) answer[name] = Array.isArray(value) ? value.join(', ') : value;
-  return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()), headers: answer, proxied: true };
+  return { status: res.statusCode, body: answerBody, headers: answer, proxied: true };
 }
 
 /** Calls an Azure Function with the request and answers with its response (Kong's priority 749). */
