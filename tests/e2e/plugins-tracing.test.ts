@@ -51,6 +51,12 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
     // an Azure Function served by the echo upstream (appname `127` + hostdomain `0.0.1:<port>` make 127.0.0.1)
     const azure = { name: 'azure-functions', config: { appname: '127', hostdomain: `0.0.1:${new URL(upstream.url).port}`, https: false, functionname: 'fn', apikey: 'functions-key' } };
     await routeWith('otel-azure', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, queue: FAST_QUEUE } }, azure]);
+    // services named by a host name, which Kong's balancer resolves on every request (dns_query); `.invalid` never resolves
+    for (const [label, url] of [['otel-dns', `http://localhost:${new URL(upstream.url).port}`], ['otel-nxdomain', 'http://nothing-here.invalid']]) {
+      await createdThrough(topology.adminUrl, '/services', { name: label, url });
+      await createdThrough(topology.adminUrl, `/services/${label}/routes`, { name: `${label}-route`, paths: [`/${label}`] });
+      await createdThrough(topology.adminUrl, `/services/${label}/plugins`, { name: 'opentelemetry', config: { traces_endpoint: collector.url, queue: FAST_QUEUE } });
+    }
     const postFunction = { name: 'post-function', config: { access: [SNIPPET] } };
     await routeWith('traces_logs', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, logs_endpoint: collector.logsUrl, queue: LOGS_QUEUE } }, postFunction]);
     await routeWith('logs', [{ name: 'opentelemetry', config: { logs_endpoint: collector.logsUrl, queue: LOGS_QUEUE, resource_attributes: { 'deployment.environment': 'e2e' } } }, postFunction]);
@@ -122,6 +128,34 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
       const plugin = spans.find((s) => s.name === 'kong.access.plugin.azure-functions')!;
       expect(call.startNs >= plugin.startNs && call.endNs <= plugin.endNs).toBe(true);
     }
+  });
+
+  it('records the lookup of a service named by a host name as kong.dns on every request (dns_query)', async () => {
+    for (const dp of topology.dataPlanes) {
+      for (let i = 0; i < 2; i++) {
+        const traceId = hex(32);
+        const res = await proxied(`${dp.proxyUrl}/otel-dns/x`, { headers: { traceparent: `00-${traceId}-${hex(16)}-01` } });
+        expect(res.status).toBe(200);
+        const spans = await traceOf(traceId, 5);
+        const root = spans.find((s) => s.name === 'kong')!;
+        const dns = spans.filter((s) => s.name === 'kong.dns');
+        expect(dns).toHaveLength(1);
+        expect(dns[0]).toMatchObject({ kind: 3, parentSpanId: root.spanId, status: 0 });
+        expect(dns[0]!.attributes).toEqual({ 'dns.record.domain': 'localhost', 'dns.record.port': Number(new URL(upstream.url).port), 'dns.record.ip': expect.stringMatching(/^(127\.0\.0\.1|::1)$/) });
+        const balancer = spans.find((s) => s.name === 'kong.balancer')!;
+        expect(dns[0]!.endNs >= dns[0]!.startNs && dns[0]!.endNs <= balancer.startNs).toBe(true);
+      }
+    }
+  });
+
+  it('a name that does not resolve: 503 name resolution failed, and a kong.dns span with error status and no address', async () => {
+    const dp = topology.dataPlanes[0]!;
+    const traceId = hex(32);
+    const res = await proxied(`${dp.proxyUrl}/otel-nxdomain/x`, { headers: { traceparent: `00-${traceId}-${hex(16)}-01` } });
+    expect([res.status, res.body]).toEqual([503, { message: 'name resolution failed' }]);
+    const dns = (await traceOf(traceId, 5)).find((s) => s.name === 'kong.dns')!;
+    expect(dns).toMatchObject({ status: 2, attributes: { 'dns.record.domain': 'nothing-here.invalid', 'dns.record.port': 80 } });
+    expect(dns.attributes['dns.record.ip']).toBeUndefined();
   });
 
   it('follows `propagation`: extract b3, clear the b3 headers, inject w3c and b3-single', async () => {

@@ -3,13 +3,14 @@ import type { UpstreamResponse } from '@gatehouse/plugins';
 import type { UpstreamTarget } from '../compile/types';
 import { BalancedRequest } from '../balancer/balanced-request';
 import { hashKeyOf } from '../balancer/hash-key';
+import { traceDnsQuery, tracesDnsQuery } from '../observe/dns-spans';
 import { pluginSpan } from '../observe/request-spans';
 import type { Exchange } from '../pipeline/exchange';
 import type { ChainLogger } from '../pipeline/run-chain';
 import type { Forwarder } from '../proxy/forwarder';
 import { bufferRequestBody } from '../proxy/request-buffering';
 import { ProxyErrors, sendFixed } from '../proxy/responses';
-import { buildUpstreamRequest, type ResponseInterceptor } from '../proxy/upstream-request';
+import { buildUpstreamRequest, type ResponseInterceptor, type UpstreamRequest } from '../proxy/upstream-request';
 import { answerNoPeer, answerNoService, reportFailure } from './answers';
 import type { ProxyPipeline } from './proxy-pipeline';
 
@@ -37,7 +38,16 @@ function send(p: ProxyPipeline, req: IncomingMessage, res: ServerResponse, ex: E
   const via = ex.compiledRoute.grpc || ex.compiledRoute.grpcUpstream ? p.grpcForwarder : p.forwarder;
   if (target.balancer !== null) return forwardBalanced(p, req, res, ex, target, hooks, via);
   const upstream = buildUpstreamRequest(ex, target, false, hooks);
-  ex.trace?.sent(upstream.path, target, ex.service?.host);
+  const spans = ex.spans;
+  if (tracesDnsQuery(spans, target.host)) {
+    const go = () => forwardTo(req, res, ex, upstream, via);
+    if (traceDnsQuery(spans, target.host, target.port, go)) return;
+  }
+  forwardTo(req, res, ex, upstream, via);
+}
+
+function forwardTo(req: IncomingMessage, res: ServerResponse, ex: Exchange, upstream: UpstreamRequest, via: Forwarder): void {
+  ex.trace?.sent(upstream.path, upstream.target, ex.service?.host);
   via.forward(req, res, upstream);
 }
 
