@@ -51,6 +51,7 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
     // an Azure Function served by the echo upstream (appname `127` + hostdomain `0.0.1:<port>` make 127.0.0.1)
     const azure = { name: 'azure-functions', config: { appname: '127', hostdomain: `0.0.1:${new URL(upstream.url).port}`, https: false, functionname: 'fn', apikey: 'functions-key' } };
     await routeWith('otel-azure', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, queue: FAST_QUEUE } }, azure]);
+    await routeWith('otel-rewrite', [{ name: 'opentelemetry', config: { traces_endpoint: collector.url, queue: FAST_QUEUE } }, { name: 'pre-function', config: { rewrite: ['kong.service.request.set_header("x-rewritten", "yes")'] } }]);
     // services named by a host name, which Kong's balancer resolves on every request (dns_query); `.invalid` never resolves
     for (const [label, url] of [['otel-dns', `http://localhost:${new URL(upstream.url).port}`], ['otel-nxdomain', 'http://nothing-here.invalid']]) {
       await createdThrough(topology.adminUrl, '/services', { name: label, url });
@@ -127,6 +128,20 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
       expect(call.attributes).toEqual({ 'http.url': `${upstream.url}/api/fn?${query}`, 'http.method': 'GET', 'http.flavor': '1.1', 'http.user_agent': 'tracing-e2e', 'http.status_code': 200 });
       const plugin = spans.find((s) => s.name === 'kong.access.plugin.azure-functions')!;
       expect(call.startNs >= plugin.startNs && call.endNs <= plugin.endNs).toBe(true);
+    }
+  });
+
+  it("records pre-function's rewrite snippets as kong.rewrite.plugin.pre-function (plugin_rewrite)", async () => {
+    for (const dp of topology.dataPlanes) {
+      const traceId = hex(32);
+      const res = await proxied(`${dp.proxyUrl}/otel-rewrite/x`, { headers: { traceparent: `00-${traceId}-${hex(16)}-01` } });
+      expect([res.status, res.body.headers['x-rewritten']]).toEqual([200, 'yes']);
+      const spans = await traceOf(traceId, 6);
+      const root = spans.find((s) => s.name === 'kong')!;
+      const rewrite = spans.find((s) => s.name === 'kong.rewrite.plugin.pre-function')!;
+      expect(rewrite).toMatchObject({ kind: 1, parentSpanId: root.spanId, attributes: {} });
+      const access = spans.find((s) => s.name === 'kong.access.plugin.pre-function')!;
+      expect(rewrite.startNs >= access.startNs && rewrite.endNs <= access.endNs).toBe(true);
     }
   });
 

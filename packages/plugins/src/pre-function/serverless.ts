@@ -37,13 +37,27 @@ function runPhase(name: string, phase: PdkPhase, sources: readonly string[], ex:
   return null;
 }
 
+/**
+ * The rewrite snippets, as Kong's `kong.rewrite.plugin.<name>` span when the `plugin_rewrite` instrumentation is on
+ * (Kong runs them in its rewrite phase; here they run first in the plugin's access hook)
+ */
+function rewritePhase(name: string, ctx: PluginContext, config: ServerlessConfig, ex: PdkExchange): PluginResponse | null {
+  const spans = ctx.spans;
+  const span = spans != null && spans.has('plugin_rewrite') ? spans.start(`kong.rewrite.plugin.${name}`) : null;
+  try {
+    return runPhase(name, 'rewrite', config.rewrite, ex);
+  } finally {
+    if (span !== null) spans!.endWhen(span);
+  }
+}
+
 function requestPhases(name: string, ctx: PluginContext, config: ServerlessConfig): PluginResponse | void | Promise<PluginResponse | void> {
   const plan = requestPlan(config);
   if (!plan.runs) return;
   const log = ctx.runtime.log ?? STDERR_LOG;
   const run = (body: Buffer | null): PluginResponse | void => {
     if (config.rewrite.length > 0) {
-      const early = runPhase(name, 'rewrite', config.rewrite, newExchange(ctx, 'rewrite', name, log, { requestBody: body }));
+      const early = rewritePhase(name, ctx, config, newExchange(ctx, 'rewrite', name, log, { requestBody: body }));
       if (early !== null) return early;
     }
     if (config.access.length === 0) return;
