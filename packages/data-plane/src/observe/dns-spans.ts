@@ -1,12 +1,13 @@
 import { lookup } from 'node:dns';
 import { isIP } from 'node:net';
-import { nowMs, SpanKind, type RecordedSpan, type RequestSpans } from '@gatehouse/plugins';
+import { nowMs, SpanKind, type RequestSpans } from '@gatehouse/plugins';
+import { DEFAULT_DNS_TTL_SECONDS } from '../balancer/dns';
 
 /**
  * How long a name's address stands for later requests' spans (ms). Kong's DNS client keeps a record for its TTL; the
- * system's lookup, which resolves service hosts here, tells none, so Kong's default for answers without one is used.
+ * system's lookup, which resolves service hosts here, tells none: the balancer's TTL for such answers is used.
  */
-const KEPT_MS = 30_000;
+const KEPT_MS = DEFAULT_DNS_TTL_SECONDS * 1000;
 /** names remembered at most; past that, the oldest is forgotten */
 const MAX_NAMES = 10_000;
 
@@ -44,15 +45,12 @@ export function traceDnsQuery(spans: RequestSpans, host: string, port: number, t
     return false;
   }
   lookup(host, (err, address) => {
-    end(span, err === null ? address : null);
-    if (err === null) remember(host, address);
+    if (err === null) {
+      span.attributes['dns.record.ip'] = address;
+      remember(host, address);
+    } else span.status = 2;
+    span.endMs = nowMs();
     then();
   });
   return true;
-}
-
-function end(span: RecordedSpan, ip: string | null): void {
-  if (ip !== null) span.attributes['dns.record.ip'] = ip;
-  else span.status = 2;
-  span.endMs = nowMs();
 }
