@@ -1,7 +1,6 @@
 import { ProxyAgent, request, type Dispatcher } from 'undici';
 import { definePlugin, type PluginContext, type PluginResponse } from '../contract';
 import { httpClients } from '../shared/http-clients';
-import { startInternalRequest, type InternalRequestEnd } from '../shared/tracing/internal-request';
 import { signAwsRequest } from '../shared/aws-signer';
 import { resolveAwsCredentials } from '../shared/aws-credentials';
 import { lambdaPayload } from './payload';
@@ -62,19 +61,14 @@ async function invoke(ctx: PluginContext, config: AwsLambdaConfig): Promise<Plug
   const body = JSON.stringify(await lambdaPayload(ctx, config));
   const headers = { 'content-type': 'application/json', 'x-amz-invocation-type': config.invocation_type, 'x-amz-log-type': config.log_type };
   let res: Dispatcher.ResponseData;
-  let text: string;
-  let traced: InternalRequestEnd | null = null;
   try {
     const signed = await signAwsRequest({ url, method: 'POST', headers, body }, 'lambda', region, credentials);
     const proxy = proxyFor(ctx, config);
-    traced = startInternalRequest(ctx.spans, url, 'POST', signed);
     res = await request(url, { method: 'POST', headers: signed, body, headersTimeout: config.timeout, bodyTimeout: config.timeout, ...(proxy !== null ? { dispatcher: proxy } : {}) });
-    text = await res.body.text();
   } catch (err) {
-    traced?.(null);
     return log('the function could not be invoked', { reason: err instanceof Error ? err.message : String(err) }), UNEXPECTED;
   }
-  traced?.(res.statusCode);
+  const text = await res.body.text();
   if (res.statusCode >= 400) return log('the invocation failed', { status: res.statusCode, answer: text.slice(0, 200) }), UNEXPECTED;
   const answerHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;

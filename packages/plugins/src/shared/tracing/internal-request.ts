@@ -7,10 +7,11 @@ const NOTHING: InternalRequestEnd = () => {};
 
 /**
  * Kong's `http_client` instrumentation: a `kong.internal.request` span (kind client, under the request span) around an
- * HTTP call a plugin makes while it serves a request (Kong records `resty.http`'s `request_uri`: azure-functions,
- * aws-lambda, the AI transformers' model calls), with Kong's attributes `http.url` (the whole URL), `http.method`,
- * `http.flavor`, `http.user_agent` (the User-Agent sent, when there is one) and, once answered, `http.status_code`.
- * Without that instrumentation (or without tracing) nothing is recorded and the returned end does nothing.
+ * HTTP call a plugin makes while it serves a request. Kong records `resty.http`'s `request_uri`: azure-functions' call
+ * and the AI transformers' model calls (aws-lambda goes through lua-resty-aws's own client, which Kong does not
+ * record). Kong's attributes: `http.url` (the whole URL), `http.method`, `http.flavor`, `http.user_agent` (the
+ * User-Agent sent, when there is one) and, once answered, `http.status_code`. Without that instrumentation (or without
+ * tracing) nothing is recorded and the returned end does nothing.
  */
 export function startInternalRequest(spans: RequestSpans | null | undefined, url: string | URL, method: string, headers: Readonly<Record<string, string>>): InternalRequestEnd {
   if (spans == null || !spans.has('http_client')) return NOTHING;
