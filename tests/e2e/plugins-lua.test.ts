@@ -140,7 +140,10 @@ describe.each(TOPOLOGIES)('Lua in plugin configs (%s)', (name) => {
         name: 'pre-function',
         config: {
           rewrite: ['kong.service.request.set_header("x-rewrite", "ran")'],
-          access: ['kong.service.request.set_header("x-access", kong.request.get_header("x-in") .. "/" .. kong.request.get_method())'],
+          access: [
+            'kong.service.request.set_header("x-access", kong.request.get_header("x-in") .. "/" .. kong.request.get_method())',
+            'kong.service.request.set_header("x-shared", kong.ctx.shared.rewritten or "none")',
+          ],
           header_filter: ['kong.response.set_header("x-header-filter", tostring(kong.response.get_status()))'],
           body_filter: ['kong.response.set_raw_body(kong.response.get_raw_body() .. "!")'],
           log: ['kong.log.err("log phase ran for ", kong.request.get_path())'],
@@ -184,6 +187,12 @@ describe.each(TOPOLOGIES)('Lua in plugin configs (%s)', (name) => {
       { name: 'file-log', config: { path: join(dir, 'file.log'), custom_fields_by_lua: custom } },
       { name: 'http-log', config: { http_endpoint: receiver.url, custom_fields_by_lua: custom } },
     ]);
+    // Kong runs the rewrite handlers of global configurations only (before the route's plugins, whatever pre-function
+    // the route has of its own): this snippet runs on every request of the file, and acts on /phases alone
+    await created('/plugins', {
+      name: 'pre-function',
+      config: { rewrite: ['if kong.request.get_path() == "/phases" then\n  kong.service.request.set_header("x-global-rewrite", "ran")\n  kong.ctx.shared.rewritten = "yes"\nend'] },
+    });
     await topology.converge();
   }, 300_000);
 
@@ -313,7 +322,7 @@ describe.each(TOPOLOGIES)('Lua in plugin configs (%s)', (name) => {
       expect((await proxied(url('/pre-function-three'))).status).toBe(406);
     });
 
-    it('runs rewrite, access, header_filter, body_filter and log snippets', async () => {
+    it("runs the global configuration's rewrite snippets (never a route's) before access, then header_filter, body_filter and log", async () => {
       const from = output().length;
       const res = await proxied(url('/phases'), { headers: { 'x-in': 'hello' } });
       expect(res.status).toBe(200);
@@ -322,7 +331,9 @@ describe.each(TOPOLOGIES)('Lua in plugin configs (%s)', (name) => {
       const text = String(res.body);
       expect(text.endsWith('!')).toBe(true);
       const echoed = JSON.parse(text.slice(0, -1)) as { headers: Record<string, string> };
-      expect([echoed.headers['x-rewrite'], echoed.headers['x-access']]).toEqual(['ran', 'hello/GET']);
+      expect([echoed.headers['x-global-rewrite'], echoed.headers['x-shared'], echoed.headers['x-access']]).toEqual(['ran', 'yes', 'hello/GET']);
+      // the route's own pre-function has a rewrite snippet too: Kong never runs it, nor does Gatehouse
+      expect(echoed.headers['x-rewrite']).toBeUndefined();
       await topology.dataPlanes[0]!.process.waitForOutput('log phase ran for /phases', 10_000, from);
     });
 

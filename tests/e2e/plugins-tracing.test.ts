@@ -131,17 +131,31 @@ describe.each(TOPOLOGIES)('tracing plugins (%s)', (name) => {
     }
   });
 
-  it("records pre-function's rewrite snippets as kong.rewrite.plugin.pre-function (plugin_rewrite)", async () => {
-    for (const dp of topology.dataPlanes) {
-      const traceId = hex(32);
-      const res = await proxied(`${dp.proxyUrl}/otel-rewrite/x`, { headers: { traceparent: `00-${traceId}-${hex(16)}-01` } });
-      expect([res.status, res.body.headers['x-rewritten']]).toEqual([200, 'yes']);
-      const spans = await traceOf(traceId, 6);
-      const root = spans.find((s) => s.name === 'kong')!;
-      const rewrite = spans.find((s) => s.name === 'kong.rewrite.plugin.pre-function')!;
-      expect(rewrite).toMatchObject({ kind: 1, parentSpanId: root.spanId, attributes: {} });
-      const access = spans.find((s) => s.name === 'kong.access.plugin.pre-function')!;
-      expect(rewrite.startNs >= access.startNs && rewrite.endNs <= access.endNs).toBe(true);
+  it("records a global pre-function's rewrite snippets as kong.rewrite.plugin.pre-function (plugin_rewrite), before the access phase", async () => {
+    // Kong runs rewrite for global configurations only: the route's own pre-function has a rewrite snippet that never
+    // runs. The global one is made here and removed after, so the other tests' requests keep their spans.
+    const global = await createdThrough(topology.adminUrl, '/plugins', {
+      name: 'pre-function',
+      config: { rewrite: ['if kong.request.get_path() == "/otel-rewrite/x" then kong.service.request.set_header("x-global-rewrite", "yes") end'] },
+    });
+    await topology.converge();
+    try {
+      for (const dp of topology.dataPlanes) {
+        const traceId = hex(32);
+        const res = await proxied(`${dp.proxyUrl}/otel-rewrite/x`, { headers: { traceparent: `00-${traceId}-${hex(16)}-01` } });
+        expect([res.status, res.body.headers['x-global-rewrite'], res.body.headers['x-rewritten']]).toEqual([200, 'yes', undefined]);
+        const spans = await traceOf(traceId, 6);
+        const root = spans.find((s) => s.name === 'kong')!;
+        const rewrites = spans.filter((s) => s.name === 'kong.rewrite.plugin.pre-function');
+        expect(rewrites).toHaveLength(1);
+        expect(rewrites[0]).toMatchObject({ kind: 1, parentSpanId: root.spanId, attributes: {} });
+        const accessStarts = spans.filter((s) => s.name.startsWith('kong.access.plugin.')).map((s) => s.startNs);
+        expect(accessStarts.length).toBeGreaterThanOrEqual(2);
+        expect(accessStarts.every((start) => rewrites[0]!.endNs <= start)).toBe(true);
+      }
+    } finally {
+      await jsonAdmin(topology.adminUrl, 'DELETE', `/plugins/${String(global.id)}`);
+      await topology.converge();
     }
   });
 

@@ -426,6 +426,12 @@ export interface PluginDefinition<Config = unknown, Index = unknown> {
     matches: (ctx: PluginContext<Index>, config: Config) => boolean;
     serve: (ctx: PluginContext<Index>, config: Config) => PluginResponse | Promise<PluginResponse>;
   };
+  /**
+   * Kong's rewrite phase: runs for the global configuration only (no route, service or consumer), whichever more
+   * specific configuration of the same plugin the route has, before every access hook of the route's plugins, by
+   * priority. A route-, service- or consumer-scoped configuration's rewrite hook never runs, as in Kong.
+   */
+  rewrite?: (ctx: PluginContext<Index>, config: Config) => PluginResponse | void | Promise<PluginResponse | void>;
   /** other plugins: inspect or answer the request */
   access?: (ctx: PluginContext<Index>, config: Config) => PluginResponse | void | Promise<PluginResponse | void>;
   /**

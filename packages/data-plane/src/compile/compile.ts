@@ -202,6 +202,15 @@ export function orderedGroups(groups: ReadonlyMap<string, PluginGroup>): PluginG
   return [...groups.values()].sort((a, b) => b.def.priority - a.def.priority || (a.def.name < b.def.name ? -1 : 1));
 }
 
+/** the configuration of a plugin that is global (no route, service or consumer), if it has one */
+function globalInstance(candidates: Iterable<ScopedInstance>): PluginInstance | null {
+  for (const candidate of candidates) if (candidate.rank === 0) return candidate.instance;
+  return null;
+}
+
+/** a route's step whose plugin has a `log` hook (a rewrite step's plugin logs through the route's own step, if any) */
+const logStep = (step: ChainStep): boolean => step.plugin.log !== undefined && !step.rewrite;
+
 /** One route as the request path reads it; null for a route the HTTP proxy does not serve. */
 export function compileRoute(
   route: Route,
@@ -220,10 +229,16 @@ export function compileRoute(
     if (service.enabled === false) return null;
   }
   const chain: ChainStep[] = [];
+  // Kong's rewrite phase runs the global configurations' rewrite handlers before the route's plugins, whatever the route
+  for (const { def, candidates } of ordered) {
+    if (def.rewrite === undefined) continue;
+    const global = globalInstance(candidates.values());
+    if (global !== null) chain.push({ plugin: def, index: indexes.get(def.name), base: global, byConsumer: null, rewrite: true });
+  }
   for (const { def, candidates } of ordered) {
     const { base, byConsumer } = resolveScope([...candidates.values()], route.id, service?.id ?? null);
     if (base === null && byConsumer === null) continue;
-    chain.push({ plugin: def, index: indexes.get(def.name), base, byConsumer });
+    chain.push({ plugin: def, index: indexes.get(def.name), base, byConsumer, rewrite: false });
   }
   const protocols = route.protocols ?? ['http', 'https'];
   return {
@@ -231,7 +246,7 @@ export function compileRoute(
     service,
     upstream: service ? upstreamTarget(service, upstreams, tls.upstream.get(service.id) ?? null) : null,
     chain: chain.length > 0 ? chain : NO_STEPS,
-    logChain: chain.some((step) => step.plugin.log !== undefined) ? chain.filter((step) => step.plugin.log !== undefined) : NO_STEPS,
+    logChain: chain.some(logStep) ? chain.filter(logStep) : NO_STEPS,
     stripPath: route.strip_path !== false,
     preserveHost: route.preserve_host === true,
     // Kong 3.9 joins `v1` paths as `v0` under the traditional_compatible router

@@ -29,6 +29,12 @@ export interface ChainStep {
   base: PluginInstance | null;
   /** consumer id → most specific consumer-scoped configuration (route+service+consumer > route+consumer > service+consumer > consumer) */
   byConsumer: ReadonlyMap<string, PluginInstance> | null;
+  /**
+   * a step of Kong's rewrite phase: `base` is the plugin's global configuration and its `rewrite` hook runs (these
+   * steps come first in the chain, by priority); false for the route's own steps (every step has the field, so the
+   * request path reads steps of one shape)
+   */
+  rewrite: boolean;
 }
 
 /** Where a route's requests go, precomputed from its service. */

@@ -30,12 +30,19 @@ export function routerSpan(spans: RequestSpans | null | undefined): RecordedSpan
   return spans != null && spans.has('router') ? spans.start('kong.router') : null;
 }
 
-type PluginPhase = 'plugin_access' | 'plugin_header_filter';
-const PHASE_PREFIX: Readonly<Record<PluginPhase, string>> = { plugin_access: 'kong.access.plugin.', plugin_header_filter: 'kong.header_filter.plugin.' };
+type PluginPhase = 'plugin_rewrite' | 'plugin_access' | 'plugin_header_filter';
+const PHASE_PREFIX: Readonly<Record<PluginPhase, string>> = {
+  plugin_rewrite: 'kong.rewrite.plugin.',
+  plugin_access: 'kong.access.plugin.',
+  plugin_header_filter: 'kong.header_filter.plugin.',
+};
 /** the span names of each phase by plugin name, made on first use: one string per plugin, not one per request */
-const PHASE_SPAN_NAMES: Readonly<Record<PluginPhase, Map<string, string>>> = { plugin_access: new Map(), plugin_header_filter: new Map() };
+const PHASE_SPAN_NAMES: Readonly<Record<PluginPhase, Map<string, string>>> = { plugin_rewrite: new Map(), plugin_access: new Map(), plugin_header_filter: new Map() };
 
-/** A plugin hook's span (`kong.access.plugin.<name>`, `kong.header_filter.plugin.<name>`) when its instrumentation is on, else null. */
+/**
+ * A plugin hook's span (`kong.rewrite.plugin.<name>`, `kong.access.plugin.<name>`, `kong.header_filter.plugin.<name>`)
+ * when its instrumentation is on, else null.
+ */
 export function pluginSpan(spans: RequestSpans | null | undefined, phase: PluginPhase, plugin: string): RecordedSpan | null {
   if (spans == null || !spans.has(phase)) return null;
   const names = PHASE_SPAN_NAMES[phase];

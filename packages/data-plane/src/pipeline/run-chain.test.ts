@@ -263,3 +263,64 @@ describe('run-chain: mechanics', () => {
     expect((await run(rows, { 'x-alpha': 'alice' })).outcome?.status).toBe(451);
   });
 });
+
+describe("run-chain: Kong's rewrite phase", () => {
+  /** a plugin recording `<phase>:<label>` per hook run, in `order`; `rewrite` answers 418 when the config says so */
+  const order: string[] = [];
+  const phased = (name: string, priority: number): PluginDefinition => ({
+    name,
+    priority,
+    version: '1',
+    configSchema: z.object({ label: z.string(), stop: z.boolean().default(false), slow: z.boolean().default(false) }).strict(),
+    auth: false,
+    noConsumer: false,
+    rewrite: (_ctx, config) => {
+      const { label, stop, slow } = config as { label: string; stop: boolean; slow: boolean };
+      order.push(`rewrite:${label}`);
+      const answer = stop ? { status: 418, body: { message: `stopped by ${label}` } } : undefined;
+      return slow ? new Promise((resolve) => setImmediate(() => resolve(answer))) : answer;
+    },
+    access: (_ctx, config) => void order.push(`access:${(config as { label: string }).label}`),
+    log: () => undefined,
+  });
+  plugins.set('early', phased('early', 500));
+  plugins.set('late', phased('late', 100));
+
+  const global = (name: string, config: Record<string, unknown>) => makePlugin({ name, config });
+  const onRoute = (name: string, config: Record<string, unknown>) => makePlugin({ name, config, route: { id: route.id } });
+
+  it("runs the global configurations' rewrite hooks first, by priority, whatever more specific configuration the route has", async () => {
+    order.length = 0;
+    const rows = [global('late', { label: 'late-global' }), onRoute('late', { label: 'late-route' }), global('early', { label: 'early-global' }), onService('alpha')];
+    const { outcome } = await run(rows, { 'x-alpha': 'alice' });
+    expect(outcome).toBeNull();
+    expect(order).toEqual(['rewrite:early-global', 'rewrite:late-global', 'access:early-global', 'access:late-route']);
+    expect(calls.alpha).toBeGreaterThan(0);
+  });
+
+  it('never runs the rewrite hook of a route-, service- or consumer-scoped configuration', async () => {
+    order.length = 0;
+    const rows = [onRoute('early', { label: 'route' }), makePlugin({ name: 'late', config: { label: 'service' }, service: { id: service.id } }), makePlugin({ name: 'late', config: { label: 'bob' }, consumer: { id: bob.id } }), onService('alpha')];
+    expect((await run(rows, { 'x-alpha': 'bob' })).outcome).toBeNull();
+    expect(order).toEqual(['access:route', 'access:bob']);
+    const { chain } = chainOf(rows);
+    expect(chain.filter((step) => step.rewrite)).toEqual([]);
+  });
+
+  it('a rewrite answer ends the request before any authentication runs, synchronously or not', async () => {
+    for (const slow of [false, true]) {
+      order.length = 0;
+      calls.alpha = 0;
+      const { outcome } = await run([global('early', { label: 'g', stop: true, slow }), onService('alpha')], {});
+      expect(outcome).toEqual({ status: 418, body: { message: 'stopped by g' } });
+      expect(order).toEqual(['rewrite:g']);
+      expect(calls.alpha).toBe(0);
+    }
+  });
+
+  it('a rewrite step is not a log step: the route logs through its own configuration once', () => {
+    const compiled = compile(makeSnapshot({ services: [service], routes: [route], plugins: [global('early', { label: 'g' }), onRoute('early', { label: 'r' })] }), { findPlugin: find });
+    const logChain = compiled.routes[0]!.logChain;
+    expect(logChain.map((step) => [step.base?.config.label, step.rewrite])).toEqual([['r', false]]);
+  });
+});

@@ -125,6 +125,31 @@ function serveEndpoint(state: ChainState, pending: PendingEndpoint, log: ChainLo
   }
 }
 
+/**
+ * One configuration's `access` or `rewrite` hook, inside its `kong.<phase>.plugin.<name>` span: null to go on, the
+ * response that ends the request (a failure is the gateway's 500), or a promise of either.
+ */
+function runHook(state: ChainState, step: ChainStep, instance: PluginInstance, phase: 'access' | 'rewrite', log: ChainLogger): ChainOutcome | Promise<ChainOutcome> {
+  state.index = step.index;
+  state.pluginId = instance.id;
+  let result: PluginResponse | void | Promise<PluginResponse | void>;
+  const span = pluginSpan(state.spans, phase === 'access' ? 'plugin_access' : 'plugin_rewrite', instance.name);
+  try {
+    result = step.plugin[phase]!(state, instance.config);
+  } catch (err) {
+    return failed(log, instance, err);
+  } finally {
+    if (span !== null) state.spans!.endWhen(span, result!);
+  }
+  if (isThenable<PluginResponse | void>(result)) {
+    return Promise.resolve(result).then(
+      (response) => response ?? null,
+      (err) => failed(log, instance, err),
+    );
+  }
+  return result ?? null;
+}
+
 function runFrom(
   state: ChainState,
   chain: readonly ChainStep[],
@@ -138,6 +163,16 @@ function runFrom(
     if (pending !== null && !authRemains(chain, i)) return serveEndpoint(state, pending, log);
     const step = chain[i]!;
     const { plugin } = step;
+
+    if (step.rewrite) {
+      const instance = step.base!;
+      if (!(https ? instance.https : instance.http)) continue;
+      const outcome = runHook(state, step, instance, 'rewrite', log);
+      if (outcome === null) continue;
+      if (!isThenable<ChainOutcome>(outcome)) return outcome;
+      const next = i + 1;
+      return outcome.then((response) => response ?? runFrom(state, chain, consumers, log, next, pending));
+    }
 
     if (plugin.auth) {
       const instance = step.base;
@@ -186,26 +221,12 @@ function runFrom(
     if (instance === null || !(https ? instance.https : instance.http)) continue;
     if (plugin.response !== undefined) (state.responseSteps ??= []).push({ plugin, instance, index: step.index });
     if (plugin.access === undefined) continue;
-    state.index = step.index;
-    state.pluginId = instance.id;
-    let result: PluginResponse | void | Promise<PluginResponse | void>;
-    const span = pluginSpan(state.spans, 'plugin_access', instance.name);
-    try {
-      result = plugin.access(state, instance.config);
-    } catch (err) {
-      return failed(log, instance, err);
-    } finally {
-      if (span !== null) state.spans!.endWhen(span, result!);
-    }
-    if (isThenable<PluginResponse | void>(result)) {
-      const next = i + 1;
-      const waiting = pending;
-      return Promise.resolve(result).then(
-        (response) => response ?? runFrom(state, chain, consumers, log, next, waiting),
-        (err) => failed(log, instance, err),
-      );
-    }
-    if (result) return result;
+    const outcome = runHook(state, step, instance, 'access', log);
+    if (outcome === null) continue;
+    if (!isThenable<ChainOutcome>(outcome)) return outcome;
+    const next = i + 1;
+    const waiting = pending;
+    return outcome.then((response) => response ?? runFrom(state, chain, consumers, log, next, waiting));
   }
   return pending !== null ? serveEndpoint(state, pending, log) : null;
 }

@@ -10,7 +10,8 @@ import { recordSchema } from './kong-schema';
  * A plugin written for Kong's JavaScript plugin server (`kong-pdk`: a module exporting `Plugin`, `Schema`, `Version`,
  * `Priority`), run in-process over the same PDK subset as Lua snippets: `kong.request.getHeader(…)` is the PDK's
  * `kong.request.get_header`, every call answering a promise as kong-pdk's do. `Plugin` is constructed once per
- * configuration; its `rewrite`/`access`, `response` and `log` methods run in those phases.
+ * configuration; its `rewrite`, `access`, `response` and `log` methods run in those phases (`rewrite` for the global
+ * configuration only, as Kong runs it).
  */
 
 export interface KongPdkModule {
@@ -111,12 +112,9 @@ export function kongPdkPlugin(name: string, mod: KongPdkModule): PluginDefinitio
     configSchema: recordSchema((mod.Schema ?? []) as never),
     auth: false,
     noConsumer: false,
-    ...(typeof proto.access === 'function' || typeof proto.rewrite === 'function'
-      ? {
-          access: async (ctx: PluginContext, config: Record<string, unknown>) =>
-            (await phase(ctx, config, 'rewrite', 'rewrite')) ?? (await phase(ctx, config, 'access', 'access')) ?? undefined,
-        }
-      : {}),
+    // the rewrite method runs for the global configuration only, before the route's plugins (Kong's rewrite phase)
+    ...(typeof proto.rewrite === 'function' ? { rewrite: async (ctx: PluginContext, config: Record<string, unknown>) => (await phase(ctx, config, 'rewrite', 'rewrite')) ?? undefined } : {}),
+    ...(typeof proto.access === 'function' ? { access: async (ctx: PluginContext, config: Record<string, unknown>) => (await phase(ctx, config, 'access', 'access')) ?? undefined } : {}),
     ...(typeof proto.response === 'function'
       ? {
           response: (ctx: PluginContext, config: Record<string, unknown>, res: UpstreamResponse) => {

@@ -9,19 +9,20 @@ import { checkServerlessConfig, SERVERLESS_PHASES, serverlessConfigSchema, type 
  * Kong's pre-function and post-function (`_handler.lua`): each phase runs its snippets in order in the Lua sandbox.
  * Snippets compile when the snapshot is compiled (and once per text); a snippet that returns a function has that
  * function run from then on. An error ends the request with 500 and a log line naming the plugin and the error
- * (`unsupported function: kong.cache` for what the PDK subset does not have). The certificate phase is accepted and
- * not run (the TLS handshake has no PDK here).
+ * (`unsupported function: kong.cache` for what the PDK subset does not have). As in Kong, `rewrite` snippets run only
+ * for the global configuration (before the route's plugins), the others for the configuration the request resolves
+ * to. The certificate phase is accepted and not run (the TLS handshake has no PDK here).
  */
 
 const BODY_READERS = /get_raw_body|get_body|read_body|get_body_data/;
 
 const STDERR_LOG: PluginLogger = { error: (message, detail) => process.stderr.write(`${JSON.stringify({ level: 'error', message, ...detail })}\n`) };
 
-/** what a configuration's request phases need, worked out once per configuration rather than per request */
-const requestPlan = perConfig((config: ServerlessConfig) => {
-  const sources = [...config.rewrite, ...config.access];
-  return { runs: sources.length > 0, readsBody: sources.some((source) => BODY_READERS.test(source)) };
-});
+/** what a configuration's rewrite and access snippets need, worked out once per configuration rather than per request */
+const requestPlan = perConfig((config: ServerlessConfig) => ({
+  rewriteReadsBody: config.rewrite.some((source) => BODY_READERS.test(source)),
+  accessReadsBody: config.access.some((source) => BODY_READERS.test(source)),
+}));
 
 function runPhase(name: string, phase: PdkPhase, sources: readonly string[], ex: PdkExchange): PluginResponse | null {
   const sandbox = luaSandbox();
@@ -38,32 +39,16 @@ function runPhase(name: string, phase: PdkPhase, sources: readonly string[], ex:
 }
 
 /**
- * The rewrite snippets, as Kong's `kong.rewrite.plugin.<name>` span when the `plugin_rewrite` instrumentation is on
- * (Kong runs them in its rewrite phase; here they run first in the plugin's access hook)
+ * The `rewrite` or `access` snippets on the request (the body read first when one of them reads it). Rewrite runs
+ * as Kong's rewrite phase: for the global configuration only, before the route's plugins (see the contract's `rewrite`).
  */
-function rewritePhase(name: string, ctx: PluginContext, config: ServerlessConfig, ex: PdkExchange): PluginResponse | null {
-  const spans = ctx.spans;
-  const span = spans != null && spans.has('plugin_rewrite') ? spans.start(`kong.rewrite.plugin.${name}`) : null;
-  try {
-    return runPhase(name, 'rewrite', config.rewrite, ex);
-  } finally {
-    if (span !== null) spans!.endWhen(span);
-  }
-}
-
-function requestPhases(name: string, ctx: PluginContext, config: ServerlessConfig): PluginResponse | void | Promise<PluginResponse | void> {
-  const plan = requestPlan(config);
-  if (!plan.runs) return;
+function requestPhase(name: string, phase: 'rewrite' | 'access', ctx: PluginContext, config: ServerlessConfig): PluginResponse | void | Promise<PluginResponse | void> {
+  const sources = config[phase];
+  if (sources.length === 0) return;
   const log = ctx.runtime.log ?? STDERR_LOG;
-  const run = (body: Buffer | null): PluginResponse | void => {
-    if (config.rewrite.length > 0) {
-      const early = rewritePhase(name, ctx, config, newExchange(ctx, 'rewrite', name, log, { requestBody: body }));
-      if (early !== null) return early;
-    }
-    if (config.access.length === 0) return;
-    return runPhase(name, 'access', config.access, newExchange(ctx, 'access', name, log, { requestBody: body })) ?? undefined;
-  };
-  return plan.readsBody ? ctx.req.readBody().then(run) : run(null);
+  const run = (body: Buffer | null): PluginResponse | void => runPhase(name, phase, sources, newExchange(ctx, phase, name, log, { requestBody: body })) ?? undefined;
+  const plan = requestPlan(config);
+  return (phase === 'rewrite' ? plan.rewriteReadsBody : plan.accessReadsBody) ? ctx.req.readBody().then(run) : run(null);
 }
 
 function responsePhases(name: string, ctx: PluginContext, config: ServerlessConfig, res: UpstreamResponse): void {
@@ -107,7 +92,8 @@ export function serverlessPlugin(name: 'pre-function' | 'post-function', priorit
     checkConfig: checkServerlessConfig,
     compile: (snapshot) => precompile(name, snapshot),
     indexSections: ['plugins'],
-    access: (ctx, config) => requestPhases(name, ctx, config),
+    rewrite: (ctx, config) => requestPhase(name, 'rewrite', ctx, config),
+    access: (ctx, config) => requestPhase(name, 'access', ctx, config),
     response: (ctx, config, res) => responsePhases(name, ctx, config, res),
     log: (ctx, config, summary) => {
       if (config.log.length === 0) return;
