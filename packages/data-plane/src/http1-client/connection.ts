@@ -4,38 +4,19 @@ import type { UpstreamHandler } from '../proxy/response-relay';
 import { badUpgrade, bodyTimeout, connectTimeout, headersTimeout, invalidResponse, isConnectionLoss, otherSideClosed } from './errors';
 import { HTTPParser, type LlhttpParser, type OnHeadersComplete } from '@gatehouse/core';
 import type { Http1Request } from './request-head';
-
-/** What a connection tells the pool that holds it. */
-export interface ConnectionOwner {
-  /** how long an idle connection is kept when the upstream names no shorter time (ms) */
-  readonly keepAliveTimeout: number;
-  /** the exchange is complete and the connection can carry another, for `keepAliveMs` at most */
-  idle(connection: Http1Connection, keepAliveMs: number): void;
-  /** the connection is closed */
-  gone(connection: Http1Connection): void;
-  /** a request lost with a kept-alive connection before any answer, sent again on a new connection */
-  resend(request: Http1Request, handler: UpstreamHandler): void;
-}
-
-export interface ConnectionTarget {
-  host: string;
-  port: number;
-  connectTimeout: number;
-}
+import { framedBodyLength, keepAliveHint, STOP_AFTER_HEAD } from './response-framing';
+import type { ConnectionOwner, ConnectionTarget } from './connection-owner';
 
 /** what every upstream connection of the process reads into (the most one read brings, as Node's own reads) */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 /** the largest body sent in one write with its head; a larger one follows it (corked, one writev) */
 const COALESCE_LIMIT = 16 * 1024;
-/** undici's margin under the time an upstream's `Keep-Alive: timeout=` names (ms), and its ceiling */
-const KEEP_ALIVE_MARGIN = 2_000;
-const KEEP_ALIVE_MAX = 600_000;
-const KEEP_ALIVE_HINT = /timeout=(\d+)/;
 
 /**
  * One keep-alive HTTP/1.1 connection to an upstream, one exchange at a time: the request goes out in one write, the
- * response is parsed by llhttp (Node's own parser, strict: a response with bad framing, both Content-Length and
- * Transfer-Encoding, or bad header syntax fails the exchange with a 502) and handed to the handler as it comes. The
+ * response head is parsed by llhttp (Node's own parser, strict: a response with bad framing, both Content-Length and
+ * Transfer-Encoding, or bad header syntax fails the exchange with a 502), a body framed by Content-Length is then read
+ * by the connection itself and others by llhttp, and the response is handed to the handler as it comes. The
  * connection goes back to its pool only after a complete response that allows it, with nothing after it.
  */
 export class Http1Connection implements DeferredWriter {
@@ -57,6 +38,8 @@ export class Http1Connection implements DeferredWriter {
   private began = false;
   private keepAlive = false;
   private keepAliveMs = 0;
+  /** bytes of a Content-Length body the connection reads itself (see `framedBodyLength`) still to come; 0 otherwise */
+  private bodyLeft = 0;
   /** the exchange completed inside the current parse: the connection is settled once the parse is over */
   private completed = false;
   /** the upstream sent a message after the complete response: the connection is not used again */
@@ -186,14 +169,36 @@ export class Http1Connection implements DeferredWriter {
       this.socket.destroy();
       return true;
     }
-    const parsed = this.parser.execute(buffer.subarray(0, read));
-    if (typeof parsed !== 'number') this.failure ??= invalidResponse(parsed);
+    this.began = true;
+    let at = 0;
+    if (this.bodyLeft === 0) {
+      const parsed = this.parser.execute(buffer.subarray(0, read));
+      if (typeof parsed !== 'number') this.failure ??= invalidResponse(parsed);
+      else at = parsed;
+    }
+    if (this.bodyLeft > 0 && this.failure === null) this.readBody(buffer, at, read);
     if (this.failure !== null) {
       this.socket.destroy();
       return true;
     }
     if (this.completed) this.settle();
     return true;
+  }
+
+  /**
+   * The body bytes in buffer[from, to) of a response whose body the connection reads itself: handed over as a copy
+   * (the read buffer is overwritten by the next read); the response completes with its last byte, and bytes after it
+   * are a message nothing asked for.
+   */
+  private readBody(buffer: Buffer, from: number, to: number): void {
+    const take = Math.min(this.bodyLeft, to - from);
+    this.bodyLeft -= take;
+    if (take > 0) this.body(Buffer.from(buffer.subarray(from, from + take)));
+    if (this.bodyLeft > 0) return;
+    if (from + take < to) this.unsolicited = true;
+    // llhttp stopped after the head as for an upgrade: it starts afresh for the next response
+    this.parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    this.messageComplete();
   }
 
   /** After a complete response: back to the pool, or closed when the response or request wants it so. */
@@ -207,7 +212,6 @@ export class Http1Connection implements DeferredWriter {
 
   private messageBegins(): number {
     if (this.handler === null) this.unsolicited = true;
-    else this.began = true;
     return 0;
   }
 
@@ -232,21 +236,16 @@ export class Http1Connection implements DeferredWriter {
     this.headed = true;
     this.keepAlive = keepAlive && this.request!.reusable;
     this.keepAliveMs = this.owner.keepAliveTimeout;
-    if (this.keepAlive) this.readKeepAliveHint(headers);
-    if (!handler.onHeaders(status, headers, this.resume)) this.pause();
-    return 0;
-  }
-
-  /** `Keep-Alive: timeout=N` shortens the time the connection is kept, as undici does. */
-  private readKeepAliveHint(headers: string[]): void {
-    for (let i = 0; i < headers.length; i += 2) {
-      if (headers[i]!.length !== 10 || headers[i]!.toLowerCase() !== 'keep-alive') continue;
-      const hint = KEEP_ALIVE_HINT.exec(headers[i + 1]!);
-      if (hint === null) continue;
-      const ms = Math.min(Number(hint[1]) * 1000 - KEEP_ALIVE_MARGIN, KEEP_ALIVE_MAX);
-      if (ms <= 0) this.keepAlive = false;
-      else this.keepAliveMs = ms;
+    if (this.keepAlive) {
+      const hint = keepAliveHint(headers);
+      if (hint !== null && hint <= 0) this.keepAlive = false;
+      else if (hint !== null) this.keepAliveMs = hint;
     }
+    if (!handler.onHeaders(status, headers, this.resume)) this.pause();
+    if (this.handler !== handler) return 0;
+    // a body framed by Content-Length is read by the connection itself: llhttp stops after the head (see framedBodyLength)
+    this.bodyLeft = framedBodyLength(status, headers);
+    return this.bodyLeft > 0 ? STOP_AFTER_HEAD : 0;
   }
 
   private body(chunk: Buffer): void {
@@ -257,6 +256,8 @@ export class Http1Connection implements DeferredWriter {
   }
 
   private messageComplete(): number {
+    // the head of a body read by the connection itself (framedBodyLength): the response completes with its last byte
+    if (this.bodyLeft > 0) return 0;
     const handler = this.handler;
     // the end of an interim response, or of one nobody waits for any more
     if (handler === null || !this.headed || this.failure !== null) return 0;
@@ -270,7 +271,7 @@ export class Http1Connection implements DeferredWriter {
 
   private ended(): void {
     // a response that runs to the end of the connection is complete now; any other is cut short
-    if (this.handler !== null && this.headed && this.failure === null) {
+    if (this.handler !== null && this.headed && this.failure === null && this.bodyLeft === 0) {
       this.parser.finish();
       this.completed = false;
     }

@@ -1,5 +1,6 @@
 import type { UpstreamHandler } from '../proxy/response-relay';
-import { Http1Connection, type ConnectionOwner, type ConnectionTarget } from './connection';
+import { Http1Connection } from './connection';
+import type { ConnectionOwner, ConnectionTarget } from './connection-owner';
 import type { Http1Request } from './request-head';
 
 /** how often idle connections past their keep-alive time are closed (ms); a connection is also checked when taken */
