@@ -126,10 +126,10 @@ function serveEndpoint(state: ChainState, pending: PendingEndpoint, log: ChainLo
 }
 
 /**
- * One configuration's `access` or `rewrite` hook, inside its `kong.<phase>.plugin.<name>` span: null to go on, the
- * response that ends the request (a failure is the gateway's 500), or a promise of either.
+ * One configuration's `access` or `rewrite` hook, inside its `kong.<phase>.plugin.<name>` span: what the hook returned
+ * (a response ends the request, a promise is settled by the caller), or the gateway's 500 when it threw.
  */
-function runHook(state: ChainState, step: ChainStep, instance: PluginInstance, phase: 'access' | 'rewrite', log: ChainLogger): ChainOutcome | Promise<ChainOutcome> {
+function runHook(state: ChainState, step: ChainStep, instance: PluginInstance, phase: 'access' | 'rewrite', log: ChainLogger): PluginResponse | void | Promise<PluginResponse | void> {
   state.index = step.index;
   state.pluginId = instance.id;
   let result: PluginResponse | void | Promise<PluginResponse | void>;
@@ -141,13 +141,15 @@ function runHook(state: ChainState, step: ChainStep, instance: PluginInstance, p
   } finally {
     if (span !== null) state.spans!.endWhen(span, result!);
   }
-  if (isThenable<PluginResponse | void>(result)) {
-    return Promise.resolve(result).then(
-      (response) => response ?? null,
-      (err) => failed(log, instance, err),
-    );
-  }
-  return result ?? null;
+  return result;
+}
+
+/** A hook's promise: its response ends the request (a rejection is the gateway's 500); nothing goes on with `rest`. */
+function settleThen(pending: PromiseLike<PluginResponse | void>, instance: PluginInstance, log: ChainLogger, rest: () => ChainOutcome | Promise<ChainOutcome>): Promise<ChainOutcome> {
+  return Promise.resolve(pending).then(
+    (response) => response ?? rest(),
+    (err) => failed(log, instance, err),
+  );
 }
 
 function runFrom(
@@ -167,11 +169,10 @@ function runFrom(
     if (step.rewrite) {
       const instance = step.base!;
       if (!(https ? instance.https : instance.http)) continue;
-      const outcome = runHook(state, step, instance, 'rewrite', log);
-      if (outcome === null) continue;
-      if (!isThenable<ChainOutcome>(outcome)) return outcome;
-      const next = i + 1;
-      return outcome.then((response) => response ?? runFrom(state, chain, consumers, log, next, pending));
+      const result = runHook(state, step, instance, 'rewrite', log);
+      if (isThenable<PluginResponse | void>(result)) return settleThen(result, instance, log, () => runFrom(state, chain, consumers, log, i + 1, pending));
+      if (result) return result;
+      continue;
     }
 
     if (plugin.auth) {
@@ -221,12 +222,13 @@ function runFrom(
     if (instance === null || !(https ? instance.https : instance.http)) continue;
     if (plugin.response !== undefined) (state.responseSteps ??= []).push({ plugin, instance, index: step.index });
     if (plugin.access === undefined) continue;
-    const outcome = runHook(state, step, instance, 'access', log);
-    if (outcome === null) continue;
-    if (!isThenable<ChainOutcome>(outcome)) return outcome;
-    const next = i + 1;
-    const waiting = pending;
-    return outcome.then((response) => response ?? runFrom(state, chain, consumers, log, next, waiting));
+    const result = runHook(state, step, instance, 'access', log);
+    if (isThenable<PluginResponse | void>(result)) {
+      const next = i + 1;
+      const waiting = pending;
+      return settleThen(result, instance, log, () => runFrom(state, chain, consumers, log, next, waiting));
+    }
+    if (result) return result;
   }
   return pending !== null ? serveEndpoint(state, pending, log) : null;
 }
