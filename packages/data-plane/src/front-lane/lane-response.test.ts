@@ -86,4 +86,34 @@ describe('lane response', () => {
     expect(out.text()).toBe('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     expect(out.ended).toBe(false);
   });
+
+  it('writes the head byte for byte: latin1 values, long values, a custom reason and the date line', () => {
+    const parts: Buffer[] = [];
+    const out = { ...recorder(), send: (bytes: Buffer | string) => parts.push(Buffer.from(bytes as Buffer)) > 0 };
+    const long = 'v'.repeat(200);
+    const res = new LaneResponse(request(), out);
+    res.statusCode = 299;
+    res.statusMessage = 'Fine';
+    res.setHeader('x-name', 'Andr\u00e9');
+    res.setHeader('x-long', long);
+    res.end(Buffer.from([0xff, 0x00]));
+    const bytes = Buffer.concat(parts);
+    const text = bytes.toString('latin1');
+    expect(text).toMatch(/^HTTP\/1\.1 299 Fine\r\nx-name: Andr\u00e9\r\nx-long: v{200}\r\nDate: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\nContent-Length: 2\r\n\r\n/);
+    // one byte a character in the head (é is 0xe9), the body's bytes as given
+    expect(bytes.indexOf(Buffer.from([0x41, 0x6e, 0x64, 0x72, 0xe9]))).toBeGreaterThan(0);
+    expect(bytes.subarray(-2)).toEqual(Buffer.from([0xff, 0x00]));
+    expect(bytes.length).toBe(Buffer.byteLength(text, 'latin1'));
+  });
+
+  it('sends a head alone when the body is to follow (flushHeaders), then the chunks framed', () => {
+    const out = recorder();
+    const res = new LaneResponse(request(), out);
+    res.writeHead(200, ['x-a', '1']);
+    res.flushHeaders();
+    expect(out.text()).toBe('HTTP/1.1 200 OK\r\nx-a: 1\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\nTransfer-Encoding: chunked\r\n\r\n');
+    res.write(Buffer.alloc(20, 'z'));
+    res.end(Buffer.from('!'));
+    expect(out.text()).toBe(`HTTP/1.1 200 OK\r\nx-a: 1\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n${'z'.repeat(20)}\r\n1\r\n!\r\n0\r\n\r\n`);
+  });
 });

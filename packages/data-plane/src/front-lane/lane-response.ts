@@ -17,6 +17,7 @@ export interface LaneOutput {
 
 const CRLF = '\r\n';
 const LAST_CHUNK = '0\r\n\r\n';
+const NOTHING = Buffer.alloc(0);
 type HeaderValue = string | number | readonly string[];
 /** first chunks below this size wait for the end of the tick to share the head's write */
 const HOLD_LIMIT = 16 * 1024;
@@ -129,10 +130,19 @@ export class LaneResponse extends EventEmitter {
     this.startHead(list, headFacts(list), knownLength);
   }
 
-  private frame(chunk: Buffer, last: boolean): Buffer | string {
+  /**
+   * The bytes of a body chunk: the head before it while that has not gone out, then the chunk in its framing. The
+   * head is encoded once, natively, into the same buffer as the chunk (see `requestHead` for why not in JavaScript).
+   */
+  private frame(chunk: Buffer, last: boolean): Buffer {
     const head = this.head;
     this.head = null;
-    if (this.bodyless || (chunk.length === 0 && !last)) return head ?? '';
+    if (this.bodyless || (chunk.length === 0 && !last)) {
+      if (head === null) return NOTHING;
+      const bytes = Buffer.allocUnsafe(head.length);
+      bytes.write(head, 0, 'latin1');
+      return bytes;
+    }
     if (!this.chunked) {
       if (head === null) return chunk;
       const bytes = Buffer.allocUnsafe(head.length + chunk.length);
@@ -176,7 +186,7 @@ export class LaneResponse extends EventEmitter {
   end(chunk?: Buffer | string | (() => void), encoding?: BufferEncoding | (() => void)): this {
     if (this.writableEnded || this.destroyed) return this;
     this.writableEnded = true;
-    let bytes = chunk === undefined || typeof chunk === 'function' ? Buffer.alloc(0) : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
+    let bytes = chunk === undefined || typeof chunk === 'function' ? NOTHING : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk;
     if (!this.headersSent) this.implicitHead(this.bodyless ? -1 : bytes.length);
     const held = this.held;
     if (held !== null) {
@@ -189,7 +199,7 @@ export class LaneResponse extends EventEmitter {
 
   flushHeaders(): void {
     if (!this.headersSent) this.implicitHead(-1);
-    const framed = this.frame(Buffer.alloc(0), false);
+    const framed = this.frame(NOTHING, false);
     if (framed.length > 0) this.out.send(framed, false, this.keepAlive);
   }
 

@@ -9,8 +9,6 @@ import type { ConnectionOwner, ConnectionTarget } from './connection-owner';
 
 /** what every upstream connection of the process reads into (the most one read brings, as Node's own reads) */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-/** the largest body sent in one write with its head; a larger one follows it (corked, one writev) */
-const COALESCE_LIMIT = 16 * 1024;
 
 /**
  * One keep-alive HTTP/1.1 connection to an upstream, one exchange at a time: the request goes out in one write, the
@@ -49,7 +47,7 @@ export class Http1Connection implements DeferredWriter {
   /** why the exchange fails, reported once the socket has closed */
   private failure: Error | null = null;
   /** the request's bytes, written at the end of the loop's I/O phase (see deferToIoEnd) */
-  private deferred: Buffer | string | null = null;
+  private deferred: Buffer | null = null;
 
   constructor(
     private readonly owner: ConnectionOwner,
@@ -110,22 +108,16 @@ export class Http1Connection implements DeferredWriter {
     // aborted at once (the client left already): abort() closed the connection
     if (this.handler !== handler) return;
     if (this.connected) this.setTimeout(request.readTimeout);
-    const { head, body } = request;
+    const { bytes, body } = request;
     const socket = this.socket;
-    if (body === null || body.length <= COALESCE_LIMIT) {
-      let bytes: Buffer | string = head;
-      if (body !== null) {
-        bytes = Buffer.allocUnsafe(head.length + body.length);
-        bytes.write(head, 0, 'latin1');
-        body.copy(bytes, head.length);
-      }
+    if (body === null) {
       // the request goes out at the end of the loop's I/O phase, with the other exchanges' writes
       this.deferred = bytes;
       deferToIoEnd(this);
     } else {
       this.flushDeferred();
       socket.cork();
-      socket.write(head, 'latin1');
+      socket.write(bytes);
       socket.write(body);
       socket.uncork();
     }
@@ -141,8 +133,7 @@ export class Http1Connection implements DeferredWriter {
     this.deferred = null;
     // an exchange aborted before its turn ended closed the socket: nothing is sent
     if (this.socket.destroyed) return;
-    if (typeof bytes === 'string') this.socket.write(bytes, 'latin1');
-    else this.socket.write(bytes);
+    this.socket.write(bytes);
   }
 
   private setTimeout(ms: number): void {

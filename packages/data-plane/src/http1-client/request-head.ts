@@ -1,6 +1,8 @@
-/** One HTTP/1.1 request ready for the wire: its head as one latin1 string, and its body in memory. */
+/** One HTTP/1.1 request ready for the wire: its head (and a small body) as the bytes of one write, a larger body after. */
 export interface Http1Request {
-  head: string;
+  /** the head, followed by the body when that is at most `COALESCE_LIMIT` bytes */
+  bytes: Buffer;
+  /** a body over `COALESCE_LIMIT` bytes, written after `bytes` (corked with them: one writev) */
   body: Buffer | null;
   /** how long the upstream may stay silent once the request is out (ms): 504 past it */
   readTimeout: number;
@@ -10,6 +12,8 @@ export interface Http1Request {
   reusable: boolean;
 }
 
+/** the largest body sent in one buffer with its head */
+export const COALESCE_LIMIT = 16 * 1024;
 const IDEMPOTENT = new Set(['GET', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
 /** methods whose requests carry a body: an empty one is announced as `content-length: 0` */
 const EXPECTS_PAYLOAD = new Set(['PUT', 'POST', 'PATCH', 'QUERY', 'PROPFIND', 'PROPPATCH']);
@@ -78,5 +82,14 @@ export function requestHead(
   if (declaredLength !== null && (length > 0 ? declaredLength !== String(length) : !DIGITS.test(declaredLength))) return null;
   const framing = length > 0 || expectsPayload ? `content-length: ${length}\r\n` : '';
   const head = `${method} ${path} HTTP/1.1\r\nhost: ${host ?? defaultHost}\r\nconnection: keep-alive\r\n${lines}${framing}\r\n`;
-  return { head, body: length > 0 ? body : null, readTimeout, idempotent: IDEMPOTENT.has(method), reusable: length === 0 || expectsPayload };
+  // The head is built as a string (concatenation makes a rope, not a copy) and encoded once, natively, into the bytes
+  // the socket writes. Writing each piece into the buffer from JavaScript allocates less but costs 2–8 µs more a
+  // request: header values made by concatenation (a traceparent, a forwarded-for list) are ropes, which JavaScript
+  // reads a character at a time many times slower than the runtime copies them whole. The memory is Node's 8 KiB
+  // pool: a write waiting on a slow peer holds the pool it was cut from, which should stay small.
+  const inline = length > 0 && length <= COALESCE_LIMIT;
+  const bytes = Buffer.allocUnsafe(inline ? head.length + length : head.length);
+  bytes.write(head, 0, 'latin1');
+  if (inline) body!.copy(bytes, head.length);
+  return { bytes, body: length > 0 && !inline ? body : null, readTimeout, idempotent: IDEMPOTENT.has(method), reusable: length === 0 || expectsPayload };
 }
