@@ -79,4 +79,20 @@ describe("kong-pdk's kong object", () => {
     expect(kong.request.then).toBeUndefined();
     expect(await kong.request).toBe(kong.request);
   });
+
+  it('leaves no unhandled rejection behind a call nobody awaits, and still rejects for a caller that does', async () => {
+    const { kong } = request();
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const notAwaited = kong.request.getForwardedHost();
+      // unhandled rejections are reported once the microtasks of a turn have run: one macrotask later
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      await expect(notAwaited).rejects.toThrow('unsupported function: kong.request.getForwardedHost');
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
 });

@@ -47,20 +47,34 @@ class BoundHost {
 
 const boundHost = new BoundHost();
 
+const ignore = () => undefined;
+
+/**
+ * A refused call's promise. It is marked handled, so a plugin that calls without awaiting does not end the process
+ * with an unhandled rejection; a caller that awaits it still gets the error.
+ */
+function refused(err: unknown): Promise<never> {
+  const answer = Promise.reject(err);
+  answer.catch(ignore);
+  return answer;
+}
+
 /** Calls the PDK function `name` for the exchange; `path` names it in the refusal of a function outside the subset. */
 function callHost(ex: PdkExchange, name: string, path: string, args: unknown[]): Promise<unknown> {
-  if (!boundHost.has(name)) return Promise.reject(new Error(`unsupported function: kong.${path}`));
+  if (!boundHost.has(name)) return refused(new Error(`unsupported function: kong.${path}`));
   // the body is read when asked for (the calls are promises), so other requests keep streaming theirs
   if ((name === 'request_get_raw_body' || name === 'request_get_body') && ex.requestBody === null && ex.phase !== 'log') {
-    return ex.ctx.req.readBody().then((body) => {
+    const answer = ex.ctx.req.readBody().then((body) => {
       ex.requestBody = body;
       return boundHost.call(ex, name, args);
     });
+    answer.catch(ignore);
+    return answer;
   }
   try {
     return Promise.resolve(boundHost.call(ex, name, args));
   } catch (err) {
-    return Promise.reject(err);
+    return refused(err);
   }
 }
 
