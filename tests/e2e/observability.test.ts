@@ -18,6 +18,8 @@ import {
   type PrometheusSample,
   type SpawnedProcess,
   type TestDatabase,
+  uniqueRedisPrefix,
+  deleteRedisPrefix,
 } from '@gatehouse/testkit';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { cleanUp, getJson, waitUntil } from './support/helpers';
@@ -266,6 +268,7 @@ describe('control plane status listener with RBAC enforced', () => {
   let adminUrl: string;
   let statusUrl: string;
   const token = 'observability-admin-token-0123456789';
+  const statusRedisPrefix = uniqueRedisPrefix('e2e-status');
 
   beforeAll(async () => {
     database = await createTestDatabase({ prefix: 'gh_e2e_status' });
@@ -277,7 +280,7 @@ describe('control plane status listener with RBAC enforced', () => {
       {
         DATABASE_URL: database.url,
         REDIS_URL: 'redis://127.0.0.1:6379',
-        GATEHOUSE_REDIS_PREFIX: `gh-e2e-status-${Date.now()}:`,
+        GATEHOUSE_REDIS_PREFIX: statusRedisPrefix,
         GATEHOUSE_CLUSTER_SECRET: 'observability-cluster-secret-0123456789abcdef',
         GATEHOUSE_ADMIN_LISTEN: `127.0.0.1:${adminPort}`,
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
@@ -293,6 +296,7 @@ describe('control plane status listener with RBAC enforced', () => {
     await cleanUp(
       () => cp?.stop(),
       () => database?.drop(),
+      () => deleteRedisPrefix('redis://127.0.0.1:6379', statusRedisPrefix),
     );
   });
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { prometheusSamples, sampleValue, startEchoUpstream, type EchoUpstream } from '@gatehouse/testkit';
+import { deleteRedisPrefix, prometheusSamples, sampleValue, startEchoUpstream, uniqueRedisPrefix, type EchoUpstream } from '@gatehouse/testkit';
 import { cleanUp, waitUntil } from './support/helpers';
 import { proxied, startTopology, TOPOLOGIES, type Topology } from './support/topology';
 import { BEDROCK_KEY_ID, BEDROCK_SECRET, startLlmStandIn, type LlmStandIn } from './support/llm-stand-ins';
@@ -18,6 +18,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
   let service: EchoUpstream;
   let provider: LlmStandIn;
   let dir: string;
+  const redisPrefix = uniqueRedisPrefix(`e2e-ai-${name}`);
   const logFile = () => join(dir, 'ai-log.json');
   const nativeLog = () => join(dir, 'native-log.json');
   const nativeEntries = () => (existsSync(nativeLog()) ? readFileSync(nativeLog(), 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)) : []);
@@ -73,7 +74,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
     // the provider key of the first route is a vault reference, resolved from each data plane's environment; the
     // service account and Bedrock's keys are there too, for the routes configured without them
     const dataPlaneEnv = { AI_PROVIDER_KEY: 'Bearer provider-secret', GCP_SERVICE_ACCOUNT: serviceAccount, AWS_ACCESS_KEY_ID: BEDROCK_KEY_ID, AWS_SECRET_ACCESS_KEY: BEDROCK_SECRET, AWS_SESSION_TOKEN: '', AWS_WEB_IDENTITY_TOKEN_FILE: '' };
-    topology = await startTopology(name, name === 'embedded' ? { dataPlaneEnv, env: { REDIS_URL: 'redis://127.0.0.1:6379', GATEHOUSE_REDIS_PREFIX: `e2e-ai-${process.pid}-${Date.now()}:`, GATEHOUSE_CLUSTER_SECRET: 'e2e-ai-cluster-secret-0123456789abcdef0123' } } : { dataPlaneEnv });
+    topology = await startTopology(name, name === 'embedded' ? { dataPlaneEnv, env: { REDIS_URL: 'redis://127.0.0.1:6379', GATEHOUSE_REDIS_PREFIX: redisPrefix, GATEHOUSE_CLUSTER_SECRET: 'e2e-ai-cluster-secret-0123456789abcdef0123' } } : { dataPlaneEnv });
     await routeWith('openai', [openai({ auth: { header_name: 'Authorization', header_value: '{vault://env/ai-provider-key}' } })]);
     await routeWith('anthropic', [anthropic(), { name: 'file-log', config: { path: logFile() } }, { name: 'prometheus', config: { ai_metrics: true } }]);
     await routeWith('nostream', [openai({ response_streaming: 'deny' })]);
@@ -119,6 +120,7 @@ describe.each(TOPOLOGIES)('AI gateway plugins (%s)', (name) => {
       () => service?.close(),
       () => provider?.close(),
       () => rmSync(dir, { recursive: true, force: true }),
+      () => deleteRedisPrefix('redis://127.0.0.1:6379', redisPrefix),
     );
   });
 
