@@ -65,7 +65,7 @@ function exportSpans(ctx: PluginContext, config: OpenTelemetryConfig, summary: E
   root.attributes['http.status_code'] = summary.status;
   root.attributes['http.route'] = summary.route?.paths?.[0] ?? '';
   spans.finishOpen(nowMs());
-  exporter.addCounted(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), spanEncoder.encode(decision.traceId, spans.spans), spans.spans.length);
+  exporter.addCounted(ctx.runtime, ctx.pluginId, config, queueConfigOf(config), spanEncoder.encode(decision.traceId, spans.spans, spans), spans.spans.length);
   return decision;
 }
 

@@ -8,6 +8,8 @@ import { anyValue, otlp, resourceBytes } from './proto';
 interface ExportSpan {
   traceId: string;
   span: RecordedSpan;
+  /** the request's spans, whose drawn trace id the encoder copies as bytes when it is still the trace id */
+  drawn?: RequestSpans;
 }
 
 /** what the generated class makes of the same spans given as plain objects: the reference the encoder must match */
@@ -44,7 +46,7 @@ function requestSpans(i: number): ExportSpan[] {
   spans.root.attributes['kong.cached'] = i % 2 === 0;
   spans.root.status = i % 4 === 0 ? 2 : 0;
   spans.finishOpen(spans.root.startMs + 1.5);
-  return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
+  return spans.spans.map((span) => ({ traceId: spans.traceId, span, drawn: spans }));
 }
 
 describe('OTLP trace encoding', () => {
@@ -56,7 +58,7 @@ describe('OTLP trace encoding', () => {
     for (let round = 0; round < 3; round++) {
       const requests = Array.from({ length: 120 }, (_, i) => requestSpans(round * 120 + i));
       // as the plugin does: each request's spans encoded when it ends, one entry a request, a batch framed from the queued entries
-      const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+      const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span), spans[0]!.drawn));
       expect(chunks).toHaveLength(requests.length);
       expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), attributes)))).toBe(true);
     }
@@ -66,7 +68,7 @@ describe('OTLP trace encoding', () => {
     const spanEncoder = new SpanEncoder();
     const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
     const requests = Array.from({ length: 80 }, (_, i) => requestSpans(i));
-    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span), spans[0]!.drawn));
     const first = encoder.encode(chunks);
     const expected = Buffer.from(first);
     encoder.release(first);
@@ -87,7 +89,7 @@ describe('OTLP trace encoding', () => {
       spans.finishOpen(spans.root.startMs + 2);
       return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
     });
-    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span), spans[0]!.drawn));
     expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
   });
 
@@ -106,9 +108,9 @@ describe('OTLP trace encoding', () => {
       spans.start('kong.orphan').parentId = null;
       spans.endWhen(child);
       spans.finishOpen(spans.root.startMs + 3.25);
-      return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
+      return spans.spans.map((span) => ({ traceId: spans.traceId, span, drawn: spans }));
     });
-    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span)));
+    const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span), spans[0]!.drawn));
     expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
     // a request whose first span is a template span (no root attributes) still copies the right parent and trace id
     const bare = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000, {});
@@ -117,7 +119,7 @@ describe('OTLP trace encoding', () => {
     bare.finishOpen(bare.root.startMs + 1);
     const batch = bare.spans.map((span) => ({ traceId: bare.traceId, span }));
     expect(alone.parentId).toBe(bare.root.spanId);
-    expect(Buffer.from(encoder.encode([spanEncoder.encode(bare.traceId, bare.spans)])).equals(Buffer.from(reference(batch, { 'service.name': 'kong' })))).toBe(true);
+    expect(Buffer.from(encoder.encode([spanEncoder.encode(bare.traceId, bare.spans, bare)])).equals(Buffer.from(reference(batch, { 'service.name': 'kong' })))).toBe(true);
   });
 
   it('turns epoch milliseconds into exact 64-bit nanoseconds', () => {

@@ -1,4 +1,4 @@
-import { NO_ATTRIBUTES, type RecordedSpan } from '../shared/tracing/request-spans';
+import { NO_ATTRIBUTES, type DrawnTraceId, type RecordedSpan } from '../shared/tracing/request-spans';
 import { AttributeBytes, bytesFieldLength, varintLength, writeBytesField, writeHex, writeUnixNanos, writeVarint } from './fields';
 import { fieldTag, otlp } from './proto';
 
@@ -28,10 +28,30 @@ function writeId(out: Buffer, at: number, tag: number, hex: string): number {
   return writeHex(out, writeVarint(out, writeVarint(out, at, tag), length), hex, length);
 }
 
+/** copies `length` bytes from `from` at `fromAt` to `out` at `at` (ids: fewer bytes than a native copy's call costs) */
+function copyBytes(out: Uint8Array, at: number, from: Uint8Array, fromAt: number, length: number): void {
+  for (let k = 0; k < length; k++) out[at + k] = from[fromAt + k]!;
+}
+
+/** writes a span's id bytes at `at`: copied from the random pool it was drawn from when known, else read from its hex */
+function writeSpanIdBytes(out: Buffer, at: number, span: RecordedSpan, length: number): number {
+  const pool = span.idPool;
+  if (pool != null && span.spanId.length === SPAN_HEX) copyBytes(out, at, pool, span.idAt!, length);
+  else writeHex(out, at, span.spanId, length);
+  return at + length;
+}
+
+/** writes the trace id's bytes at `at`: copied from the pool the request drew it from when it is that id, else from its hex */
+function writeTraceIdBytes(out: Buffer, at: number, traceId: string, drawn: DrawnTraceId | null, length: number): number {
+  if (drawn !== null && drawn.drawnTraceId === traceId) copyBytes(out, at, drawn.traceIdPool, drawn.traceIdAt, length);
+  else writeHex(out, at, traceId, length);
+  return at + length;
+}
+
 /** writes an id field whose bytes were written before at `from` (the same id again): a copy, not a decode */
 function copyId(out: Buffer, at: number, tag: number, from: number, length: number): number {
   at = writeVarint(out, writeVarint(out, at, tag), length);
-  for (let k = 0; k < length; k++) out[at + k] = out[from + k]!;
+  copyBytes(out, at, out, from, length);
   return at + length;
 }
 
@@ -97,7 +117,8 @@ export class SpanEncoder {
   private readonly written: WrittenOffsets = { traceAt: 0, spanAt: 0, parentAt: -1, startAt: 0, endAt: 0 };
   private readonly slab = new Slab();
 
-  encode(traceId: string, spans: readonly RecordedSpan[]): Uint8Array {
+  /** `drawn`: the request's drawn trace id, whose bytes are copied when `traceId` is it */
+  encode(traceId: string, spans: readonly RecordedSpan[], drawn: DrawnTraceId | null = null): Uint8Array {
     this.pieceCount = 0;
     const standardTrace = traceId.length === TRACE_HEX;
     let total = 0;
@@ -132,18 +153,18 @@ export class SpanEncoder {
         at = start + template.bytes.length;
         if (traceAt < 0) {
           traceAt = start + template.traceAt;
-          writeHex(out, traceAt, traceId, traceLength);
-        } else out.copyWithin(start + template.traceAt, traceAt, traceAt + traceLength);
-        writeHex(out, start + template.spanAt, span.spanId, SPAN_HEX >>> 1);
+          writeTraceIdBytes(out, traceAt, traceId, drawn, traceLength);
+        } else copyBytes(out, start + template.traceAt, out, traceAt, traceLength);
+        writeSpanIdBytes(out, start + template.spanAt, span, SPAN_HEX >>> 1);
         if (i === 0) rootAt = start + template.spanAt;
         if (template.parentAt >= 0) {
-          if (span.parentId === rootId && rootAt >= 0) out.copyWithin(start + template.parentAt, rootAt, rootAt + rootLength);
+          if (span.parentId === rootId && rootAt >= 0) copyBytes(out, start + template.parentAt, out, rootAt, rootLength);
           else writeHex(out, start + template.parentAt, span.parentId!, SPAN_HEX >>> 1);
         }
         writeUnixNanos(out, start + template.startAt, span.startMs);
         writeUnixNanos(out, start + template.endAt, span.endMs ?? span.startMs);
       } else {
-        at = this.write(out, at, traceId, span, this.sizes[i]!, this.counts[i]!, piece, traceAt, rootId, rootAt);
+        at = this.write(out, at, traceId, span, this.sizes[i]!, this.counts[i]!, piece, traceAt, rootId, rootAt, drawn);
         piece += 1 + this.counts[i]!;
         if (traceAt < 0) traceAt = written.traceAt;
         if (i === 0) rootAt = written.spanAt;
@@ -157,16 +178,21 @@ export class SpanEncoder {
    * attributes from `pieces` at `piece`); the trace id is copied from `traceAt` when that is set, the parent from
    * `rootAt` when it is the root. The offsets of the variable parts are left in `written`. The offset after the chunk.
    */
-  private write(out: Buffer, at: number, traceId: string, span: RecordedSpan, size: number, count: number, piece: number, traceAt: number, rootId: string | undefined, rootAt: number): number {
+  private write(out: Buffer, at: number, traceId: string, span: RecordedSpan, size: number, count: number, piece: number, traceAt: number, rootId: string | undefined, rootAt: number, drawn: DrawnTraceId | null): number {
     const written = this.written;
     const pieces = this.pieces;
     at = writeVarint(out, writeVarint(out, at, T.span), size);
     const traceLength = idLength(traceId);
-    if (traceAt < 0) at = writeId(out, at, T.traceId, traceId);
-    else at = copyId(out, at, T.traceId, traceAt, traceLength);
+    at = writeVarint(out, writeVarint(out, at, T.traceId), traceLength);
+    if (traceAt < 0) at = writeTraceIdBytes(out, at, traceId, drawn, traceLength);
+    else {
+      copyBytes(out, at, out, traceAt, traceLength);
+      at += traceLength;
+    }
     written.traceAt = at - traceLength;
-    at = writeId(out, at, T.spanId, span.spanId);
-    written.spanAt = at - idLength(span.spanId);
+    const spanLength = idLength(span.spanId);
+    at = writeSpanIdBytes(out, writeVarint(out, writeVarint(out, at, T.spanId), spanLength), span, spanLength);
+    written.spanAt = at - spanLength;
     written.parentAt = -1;
     if (span.parentId !== null) {
       at = span.parentId === rootId && rootAt >= 0 ? copyId(out, at, T.parentSpanId, rootAt, idLength(rootId)) : writeId(out, at, T.parentSpanId, span.parentId);
@@ -199,11 +225,11 @@ export class SpanEncoder {
   }
 
   private makeTemplate(span: RecordedSpan): SpanTemplate {
-    const blank: RecordedSpan = { ...span, spanId: ZERO_SPAN, parentId: span.parentId === null ? null : ZERO_SPAN, startMs: 0, endMs: 0 };
+    const blank: RecordedSpan = { ...span, spanId: ZERO_SPAN, parentId: span.parentId === null ? null : ZERO_SPAN, startMs: 0, endMs: 0, idPool: null };
     const saved = this.pieceCount;
     const size = this.measure(ZERO_TRACE, blank);
     const bytes = Buffer.alloc(bytesFieldLength(T.span, size));
-    this.write(bytes, 0, ZERO_TRACE, blank, size, 0, saved, -1, undefined, -1);
+    this.write(bytes, 0, ZERO_TRACE, blank, size, 0, saved, -1, undefined, -1, null);
     this.pieceCount = saved;
     const { traceAt, spanAt, parentAt, startAt, endAt } = this.written;
     return { bytes, traceAt, spanAt, parentAt, startAt, endAt };

@@ -5,20 +5,37 @@ export const TRACE_ID_BYTES = 16;
 export const SPAN_ID_BYTES = 8;
 
 /**
- * random bytes drawn 4 KiB at a time and kept as hex digits: one id is a slice of that text (which the engine makes
- * without copying), not a call into the system's generator nor a conversion to hex per id
+ * random bytes drawn 4 KiB at a time, kept as bytes and as hex digits: one id is a slice of that text (which the engine
+ * makes without copying), not a call into the system's generator nor a conversion to hex per id. A pool is replaced,
+ * never refilled, so the bytes an id was cut from stay what they were (see `lastIdBytes`).
  */
 const POOL_BYTES = 4096;
-let poolHex = randomBytes(POOL_BYTES).toString('hex');
+let pool = randomBytes(POOL_BYTES);
+let poolHex = pool.toString('hex');
 let used = 0;
+
+/** Where an id's bytes are: the pool it was cut from and their offset in it. */
+export interface IdBytes {
+  pool: Uint8Array;
+  at: number;
+}
+
+/**
+ * The bytes of the id `randomId` returned last, overwritten by its next call: an encoder that writes ids as bytes
+ * copies them from there instead of reading the hex digits back.
+ */
+export const lastIdBytes: IdBytes = { pool, at: 0 };
 
 /** `bytes` random bytes as lower-case hex */
 export function randomId(bytes: number): string {
   if (used + bytes > POOL_BYTES) {
-    poolHex = randomBytes(POOL_BYTES).toString('hex');
+    pool = randomBytes(POOL_BYTES);
+    poolHex = pool.toString('hex');
     used = 0;
   }
   const id = poolHex.slice(2 * used, 2 * (used + bytes));
+  lastIdBytes.pool = pool;
+  lastIdBytes.at = used;
   used += bytes;
   return id;
 }

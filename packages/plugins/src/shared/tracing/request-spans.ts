@@ -1,4 +1,4 @@
-import { randomId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids';
+import { lastIdBytes, randomId, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids';
 
 /** Kong 3.9's `tracing_instrumentations` types, besides `off` and `all`. */
 export const INSTRUMENTATION_TYPES = ['request', 'db_query', 'router', 'http_client', 'balancer', 'plugin_rewrite', 'plugin_access', 'plugin_header_filter', 'dns_query'] as const;
@@ -42,6 +42,19 @@ export interface RecordedSpan {
   attributes: SpanAttributes;
   /** 0 unset, 2 error */
   status: 0 | 2;
+  /**
+   * where the span id's bytes are when it was drawn by `randomId` (the random pool and the offset in it), for encoders
+   * that write ids as bytes; null or absent otherwise
+   */
+  idPool?: Uint8Array | null;
+  idAt?: number;
+}
+
+/** The trace id a request drew and where its bytes are (see `RecordedSpan.idPool`). */
+export interface DrawnTraceId {
+  readonly drawnTraceId: string;
+  readonly traceIdPool: Uint8Array;
+  readonly traceIdAt: number;
 }
 
 /**
@@ -67,30 +80,54 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * instrumented stage (router, plugin hooks, balancer). The data plane records them; a tracing plugin sets the trace
  * id and the root's parent from incoming headers, and exports them at the end of the exchange.
  */
-export class RequestSpans {
-  traceId = randomId(TRACE_ID_BYTES);
+export class RequestSpans implements DrawnTraceId {
+  /** the request's trace id: the one it drew, until a tracing plugin sets the incoming context's */
+  traceId: string;
+  readonly drawnTraceId: string;
+  readonly traceIdPool: Uint8Array;
+  readonly traceIdAt: number;
   readonly root: RecordedSpan;
   readonly spans: RecordedSpan[];
   /** the balancer span's id, made before the balancer runs so the upstream's tracing headers can name it */
   readonly balancerSpanId: string | null;
+  private readonly balancerIdPool: Uint8Array | null = null;
+  private readonly balancerIdAt: number = 0;
 
   constructor(
     private readonly enabled: ReadonlySet<InstrumentationType>,
     startMs: number,
     attributes: SpanAttributes,
   ) {
-    this.root = { name: 'kong', kind: SpanKind.SERVER, spanId: randomId(SPAN_ID_BYTES), parentId: null, startMs, endMs: null, attributes, status: 0 };
+    this.traceId = this.drawnTraceId = randomId(TRACE_ID_BYTES);
+    this.traceIdPool = lastIdBytes.pool;
+    this.traceIdAt = lastIdBytes.at;
+    const spanId = randomId(SPAN_ID_BYTES);
+    this.root = { name: 'kong', kind: SpanKind.SERVER, spanId, parentId: null, startMs, endMs: null, attributes, status: 0, idPool: lastIdBytes.pool, idAt: lastIdBytes.at };
     this.spans = [this.root];
-    this.balancerSpanId = enabled.has('balancer') ? randomId(SPAN_ID_BYTES) : null;
+    if (enabled.has('balancer')) {
+      this.balancerSpanId = randomId(SPAN_ID_BYTES);
+      this.balancerIdPool = lastIdBytes.pool;
+      this.balancerIdAt = lastIdBytes.at;
+    } else this.balancerSpanId = null;
   }
 
   has(type: InstrumentationType): boolean {
     return this.enabled.has(type);
   }
 
-  /** starts a child of the root span */
-  start(name: string, kind: number = SpanKind.INTERNAL, attributes: SpanAttributes = NO_ATTRIBUTES, spanId = randomId(SPAN_ID_BYTES)): RecordedSpan {
-    const span: RecordedSpan = { name, kind, spanId, parentId: this.root.spanId, startMs: nowMs(), endMs: null, attributes, status: 0 };
+  /** starts a child of the root span, with a new id or `spanId` (the balancer span's, drawn before) */
+  start(name: string, kind: number = SpanKind.INTERNAL, attributes: SpanAttributes = NO_ATTRIBUTES, spanId?: string): RecordedSpan {
+    let idPool: Uint8Array | null = null;
+    let idAt = 0;
+    if (spanId === undefined) {
+      spanId = randomId(SPAN_ID_BYTES);
+      idPool = lastIdBytes.pool;
+      idAt = lastIdBytes.at;
+    } else if (spanId === this.balancerSpanId) {
+      idPool = this.balancerIdPool;
+      idAt = this.balancerIdAt;
+    }
+    const span: RecordedSpan = { name, kind, spanId, parentId: this.root.spanId, startMs: nowMs(), endMs: null, attributes, status: 0, idPool, idAt };
     this.spans.push(span);
     return span;
   }
