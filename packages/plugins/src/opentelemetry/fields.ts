@@ -115,28 +115,33 @@ const KEY = fieldTag(otlp.KeyValue, { key: '' });
 const VALUE = fieldTag(otlp.KeyValue, { value: {} });
 const STRING_VALUE = fieldTag(otlp.AnyValue, { stringValue: '' });
 
-/** A string attribute's `KeyValue` message, laid out as the generated class writes it. */
-function stringKeyValue(key: Uint8Array, value: string): Uint8Array {
-  const length = Buffer.byteLength(value);
-  const anyValue = bytesFieldLength(STRING_VALUE, length);
-  const out = Buffer.allocUnsafe(bytesFieldLength(KEY, key.length) + bytesFieldLength(VALUE, anyValue));
-  let at = writeBytesField(out, 0, KEY, key);
-  at = writeVarint(out, writeVarint(out, writeVarint(out, writeVarint(out, at, VALUE), anyValue), STRING_VALUE), length);
-  out.write(value, at, length, 'utf8');
-  return out;
+/** the size of a string attribute's `KeyValue` message for a key and a value of these byte lengths */
+export function stringKeyValueLength(keyLength: number, valueLength: number): number {
+  return bytesFieldLength(KEY, keyLength) + bytesFieldLength(VALUE, bytesFieldLength(STRING_VALUE, valueLength));
 }
 
-/** the last string value seen for an attribute key, with its encoded `KeyValue` message */
+/**
+ * writes a string attribute's `KeyValue` message (its `length` UTF-8 bytes of `value`) at `at`, laid out as the
+ * generated class writes it; the offset after it
+ */
+export function writeStringKeyValue(out: Buffer, at: number, key: Uint8Array, value: string, length: number): number {
+  at = writeBytesField(out, at, KEY, key);
+  at = writeVarint(out, writeVarint(out, writeVarint(out, writeVarint(out, at, VALUE), bytesFieldLength(STRING_VALUE, length)), STRING_VALUE), length);
+  return at + out.write(value, at, length, 'utf8');
+}
+
+/** the last string value seen for an attribute key, with its encoded `KeyValue` message once it came twice in a row */
 interface LastString {
   value: string;
-  bytes: Uint8Array;
+  bytes: Uint8Array | null;
 }
 
 /**
  * The encoded `KeyValue` message of each attribute and the UTF-8 bytes of span names. A string attribute's message is
- * kept for the last value its key had: a value that repeats (a method, a host, a route's URL) is compared, not
- * hashed, and one unique to the request (a request id) is laid out directly. Other values (numbers, booleans, a few
- * per key) are encoded once each by the generated `KeyValue` class and their bytes reused.
+ * kept for the last value its key had once that value comes again: a value that repeats (a method, a host, a route's
+ * URL) is compared, not hashed, and one unique to the request (a request id) is written in place by the encoder
+ * (`writeStringKeyValue`), never kept. Other values (numbers, booleans, a few per key) are encoded once each by the
+ * generated `KeyValue` class and their bytes reused.
  */
 export class AttributeBytes {
   private readonly encoded = new Map<string, Map<AttributeValue, Uint8Array>>();
@@ -153,9 +158,8 @@ export class AttributeBytes {
     return bytes;
   }
 
-  /** the attribute's encoded `KeyValue` message */
-  keyValue(key: string, value: AttributeValue): Uint8Array {
-    if (typeof value === 'string') return this.stringKeyValue(key, value);
+  /** a number's or boolean's encoded `KeyValue` message */
+  keyValue(key: string, value: number | boolean): Uint8Array {
     let values = this.encoded.get(key);
     if (values === undefined) this.encoded.set(key, (values = new Map()));
     let bytes = values.get(value);
@@ -166,14 +170,25 @@ export class AttributeBytes {
     return bytes;
   }
 
-  private stringKeyValue(key: string, value: string): Uint8Array {
+  /** a string attribute's encoded `KeyValue` message when its value is the key's last one again, else null (write it in place) */
+  repeatedString(key: string, value: string): Uint8Array | null {
     const last = this.strings.get(key);
-    if (last !== undefined && last.value === value) return last.bytes;
-    const bytes = stringKeyValue(this.text(key), value);
-    if (last !== undefined) {
+    if (last === undefined) {
+      if (this.strings.size < MAX_TEXTS) this.strings.set(key, { value, bytes: null });
+      return null;
+    }
+    if (last.value !== value) {
       last.value = value;
+      last.bytes = null;
+      return null;
+    }
+    if (last.bytes === null) {
+      const keyBytes = this.text(key);
+      const length = Buffer.byteLength(value);
+      const bytes = Buffer.allocUnsafe(stringKeyValueLength(keyBytes.length, length));
+      writeStringKeyValue(bytes, 0, keyBytes, value, length);
       last.bytes = bytes;
-    } else if (this.strings.size < MAX_TEXTS) this.strings.set(key, { value, bytes });
-    return bytes;
+    }
+    return last.bytes;
   }
 }

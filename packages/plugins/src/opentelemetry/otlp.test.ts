@@ -80,14 +80,16 @@ describe('OTLP trace encoding', () => {
     expect(third.equals(expected)).toBe(true);
   });
 
-  it('encodes non-ASCII names and attribute values, and values past the attribute cache, as the generated class does', () => {
+  it('encodes non-ASCII names and attribute values, values past the attribute cache and values of tens of KiB, as the generated class does', () => {
     const spanEncoder = new SpanEncoder();
     const encoder = new TraceEncoder(resourceBytes({ 'service.name': 'kong' }));
     const requests = Array.from({ length: 300 }, (_, i) => {
       const spans = new RequestSpans(parseTracingInstrumentations('all'), 1_764_000_000_000 + i, { 'http.url': `http://exämple.dev/ünï/${i}`, 'kong.request.id': 'x'.repeat(i), port: i, flag: i % 2 === 1 });
+      // now and then a value of tens of KiB: past the encoder's scratch memory and the slab's share
+      if (i % 100 === 50) spans.root.attributes.big = 'é'.repeat(20_000 + i);
       spans.endWhen(spans.start(`stage ✓ ${i}`));
       spans.finishOpen(spans.root.startMs + 2);
-      return spans.spans.map((span) => ({ traceId: spans.traceId, span }));
+      return spans.spans.map((span) => ({ traceId: spans.traceId, span, drawn: spans }));
     });
     const chunks = requests.map((spans) => spanEncoder.encode(spans[0]!.traceId, spans.map((s) => s.span), spans[0]!.drawn));
     expect(Buffer.from(encoder.encode(chunks)).equals(Buffer.from(reference(requests.flat(), { 'service.name': 'kong' })))).toBe(true);
