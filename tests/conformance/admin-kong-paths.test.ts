@@ -130,7 +130,9 @@ describe('/{child}/{id}/{parent} methods', () => {
 
 describe('client_certificate routes', () => {
   it('reach the certificate a service presents, and the services presenting one', async () => {
-    const pem = new CertificateFactory().selfSigned(['client.test']);
+    const factory = new CertificateFactory();
+    const pem = factory.selfSigned(['client.test']);
+    factory.cleanup();
     const cert = (await http().post('/certificates').send({ cert: pem.cert, key: pem.key })).body;
     expect(cert).toHaveProperty('id');
     const svc = await http().post(`/certificates/${cert.id}/services`).send({ name: 'mtls-svc', url: 'https://up.test' });
@@ -173,7 +175,9 @@ describe('oauth2 token routes', () => {
 
 describe('admin API over TLS', () => {
   it("serves the admin API on a TLS listener (Kong's admin_listen … ssl)", async () => {
-    const pem = new CertificateFactory().selfSigned(['localhost']);
+    const factory = new CertificateFactory();
+    const pem = factory.selfSigned(['localhost']);
+    factory.cleanup();
     const server = await startAdminServer(admin.app, '127.0.0.1:0', pem);
     try {
       const status = await new Promise<number>((resolve, reject) => {

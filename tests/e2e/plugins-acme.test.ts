@@ -4,7 +4,7 @@
 // plane; `PATCH /acme` renews certificates within `renew_threshold_days` (pebble's are valid five years: a threshold
 // past that renews at once); a handshake for a covered name without a certificate has one ordered (Kong's
 // `certificate` phase). Kong's admin messages for bad hosts come from spec/03-plugins/29-acme/05-api_spec.lua.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
@@ -44,16 +44,19 @@ describe.each(TOPOLOGIES)('acme against pebble (%s)', (name) => {
   let topology: Topology;
   let pebble: SpawnedProcess;
   let dns: SpawnedProcess;
+  /** pebble's listener certificate and CA, for its process and the control plane's trust */
+  let dir: string | undefined;
   const admin = (method: string, path: string, body?: unknown) => jsonAdmin(topology.adminUrl, method, path, body);
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pebble-'));
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-pebble-'));
     const certs = new CertificateFactory();
     const ca = certs.ca('Pebble listener CA');
     const listener = certs.signed(ca, ['localhost']);
     writeFileSync(join(dir, 'ca.pem'), ca.cert);
     writeFileSync(join(dir, 'listener.pem'), listener.cert);
     writeFileSync(join(dir, 'listener.key'), listener.key);
+    certs.cleanup();
     // the control plane talks to pebble over HTTPS: it trusts pebble's listener through Node's extra CA file
     topology = await startTopology(name, { env: { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') } });
     const [acmePort, managementPort, dnsPort, dnsManagementPort, unusedTlsPort] = await freePorts(5);
@@ -94,6 +97,7 @@ describe.each(TOPOLOGIES)('acme against pebble (%s)', (name) => {
     await pebble?.stop();
     await dns?.stop();
     await topology?.stop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   it('the challenge path answers Kong\'s 404 for unknown tokens and passes for other hosts', async () => {

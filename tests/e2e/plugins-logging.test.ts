@@ -87,6 +87,7 @@ describe.each(TOPOLOGIES)('logging plugins over sockets (%s)', (name) => {
   });
 
   afterAll(async () => {
+    certificates.cleanup();
     await cleanUp(
       () => topology?.stop(),
       () => tcp?.close(),
