@@ -7,6 +7,26 @@ import { createServer } from 'node:net';
  */
 const LOW = 20000;
 const HIGH = 32768;
+/**
+ * The range is cut into this many slices, one for each jest worker (by `JEST_WORKER_ID`; a process outside jest takes
+ * the first): a port one worker chose and has not listened on yet is never chosen by another.
+ */
+const SLICES = 4;
+const SLICE = Math.floor((HIGH - LOW) / SLICES);
+const workerId = Number(process.env.JEST_WORKER_ID ?? '1');
+const sliceStart = LOW + ((Number.isInteger(workerId) && workerId > 0 ? workerId - 1 : 0) % SLICES) * SLICE;
+/**
+ * Ports this process handed out lately, not handed out again: a test that asks for two ports one after the other (a
+ * data plane's proxy and status ports) must not get the same one twice because the first was not listened on yet.
+ */
+const RECENT = 512;
+const recent = new Set<number>();
+
+function remember(port: number): number {
+  recent.add(port);
+  if (recent.size > RECENT) recent.delete(recent.values().next().value!);
+  return port;
+}
 
 function tryListen(port: number, host: string): Promise<number | null> {
   return new Promise((resolve, reject) => {
@@ -27,12 +47,14 @@ function tryListen(port: number, host: string): Promise<number | null> {
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await tryListen(LOW + Math.floor(Math.random() * (HIGH - LOW)), host);
-    if (port) return port;
+    const candidate = sliceStart + Math.floor(Math.random() * SLICE);
+    if (recent.has(candidate)) continue;
+    const port = await tryListen(candidate, host);
+    if (port) return remember(port);
   }
   const port = await tryListen(0, host);
   if (!port) throw new Error('could not determine a free port');
-  return port;
+  return remember(port);
 }
 
 /** `count` distinct free ports. */

@@ -84,4 +84,15 @@ describe('freePort', () => {
       server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
     });
   });
+
+  it('never hands out a recent port again, and keeps below the ephemeral range', async () => {
+    // none of these is listened on: without the memory of recent ports, 200 picks among a worker's 3,192 would repeat
+    const ports: number[] = [];
+    for (let i = 0; i < 200; i++) ports.push(await freePort());
+    expect(new Set(ports).size).toBe(200);
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(20000);
+      expect(port).toBeLessThan(32768);
+    }
+  });
 });
