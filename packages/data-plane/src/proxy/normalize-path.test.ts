@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { normalizePath } from './normalize-path';
+import { needsWork, normalizeFully, normalizePath } from './normalize-path';
 
 // RFC 3986 §5.4: the reference resolved against the base `http://a/b/c/d;p?q`. A relative path reference is merged
 // with the base's directory (`/b/c/` + reference, §5.2.3) and then goes through remove_dot_segments (§5.2.4), which
@@ -113,5 +113,30 @@ describe('normalizePath', () => {
 
   it('returns a path with nothing to do unchanged (the same string)', () => {
     for (const path of ['/app/public/file.txt', '/a.b/..c/c..', '/.well-known/x', '/a;b', '/']) expect(normalizePath(path)).toBe(path);
+  });
+
+  it('passes a plain path by the fast check, the leading slash included', () => {
+    for (const path of ['/api/hello', '/', '/a/b/', '/.well-known/x', '/a;b', '/a..', 'a/b']) expect(needsWork(path)).toBe(false);
+    for (const path of ['//a', '/a//b', '/./a', '/a/..', '/a/.', '/..;/a', '/.;x', '/%41', '/a\\b', '.', '../a']) expect(needsWork(path)).toBe(true);
+  });
+
+  it('gives, for any origin-form path the fast check passes, what the whole normalisation gives', () => {
+    // paths of `/` and up to 8 pieces drawn from separators, dots, parameters, escapes and names, seeded for a stable run
+    const pieces = ['/', '/', '.', '..', ';', 'a', 'b.', '%2f', '%5C', '%41', '\\', '//'];
+    let seed = 12345;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    let passed = 0;
+    for (let i = 0; i < 20000; i++) {
+      let path = '/';
+      const count = 1 + next(8);
+      for (let k = 0; k < count; k++) path += pieces[next(pieces.length)]!;
+      if (needsWork(path)) continue;
+      passed++;
+      expect([path, normalizeFully(path)]).toEqual([path, path]);
+    }
+    expect(passed).toBeGreaterThan(1000);
   });
 });

@@ -13,7 +13,11 @@
  * The common path (no `%`, no `//`, no `.` segment, no `\`) is returned as it is without allocating.
  */
 export function normalizePath(raw: string): string | null {
-  if (!needsWork(raw)) return raw;
+  return needsWork(raw) ? normalizeFully(raw) : raw;
+}
+
+/** The whole normalisation, for a path the fast check found work in (exported so tests can hold the two together). */
+export function normalizeFully(raw: string): string | null {
   const decoded = decodeUnreserved(raw);
   const segments = decoded.split('/');
   const out: string[] = [];
@@ -47,14 +51,14 @@ export function normalizePath(raw: string): string | null {
 }
 
 /** Anything the fast path cannot pass as it is: an escape, `//`, a `.` or `..` segment (`;` parameters too), a `\`. */
-function needsWork(path: string): boolean {
+export function needsWork(path: string): boolean {
   const length = path.length;
-  let previous = 47; // as if preceded by '/'
+  let previous = 47; // as if preceded by '/', for a dot segment at the start; not for '//' (a path's own first '/')
   for (let i = 0; i < length; i++) {
     const c = path.charCodeAt(i);
     if (c === 37 /* % */ || c === 92 /* \ */) return true;
     if (previous === 47) {
-      if (c === 47) return true; // '//'
+      if (c === 47 && i > 0) return true; // '//'
       if (c === 46 /* . */) {
         let j = i + 1;
         if (j < length && path.charCodeAt(j) === 46) j++;
