@@ -254,26 +254,26 @@ function printPeers(peers: Peer[], results: Map<Peer, Round[]>): void {
     const rps = rounds.map((r) => r.rps);
     return { rps: median(rps), min: Math.min(...rps), max: Math.max(...rps), p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), errors: rounds.reduce((a, r) => a + r.errors, 0), cpuUs: median(rounds.map((r) => r.cpuUs)) };
   };
-  const [nginx, forwarder] = [cell(peers[0]!), cell(peers[1]!)];
+  const cells = peers.map(cell);
+  const [nginx, forwarder, dataPlane] = [cells[0]!, cells[1]!, cells[2]!];
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`${pad('peer, one core', 42)}${pad('req/s median (min–max)', 26)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}${pad('p99/p50', 9)}${pad('errors', 8)}${pad('× nginx', 9)}${pad('× forwarder', 13)}p99 × nginx`);
-  for (const p of peers) {
-    const c = cell(p);
+  for (const [i, p] of peers.entries()) {
+    const c = cells[i]!;
     console.log(
       `${pad(p.name, 42)}${pad(`${c.rps.toFixed(0)} (${c.min.toFixed(0)}–${c.max.toFixed(0)})`, 26)}${pad(c.p50.toFixed(2), 9)}${pad(c.p99.toFixed(2), 9)}${pad((c.p99 / c.p50).toFixed(2), 9)}${pad(String(c.errors), 8)}${pad(`${(c.rps / nginx.rps).toFixed(2)}×`, 9)}${pad(`${(c.rps / forwarder.rps).toFixed(2)}×`, 13)}${(c.p99 / nginx.p99).toFixed(2)}×`,
     );
   }
   console.log('targets for the data plane: ≥ 0.45× nginx, ≥ 1.30× the forwarder, p99 ≤ 1.50× nginx');
   // wrk keeps every connection busy, so a peer's mean latency is connections ÷ req/s: its latencies scale with the
-  // inverse of its speed, and its p99 against nginx's is that inverse times the ratio of their spreads (p99/p50)
-  const gatehouse = cell(peers[2]!);
-  const spread = gatehouse.p99 / gatehouse.p50 / (nginx.p99 / nginx.p50);
+  // inverse of its speed, and its p99 against nginx's is about that inverse times the ratio of their spreads (p99/p50)
+  const spread = dataPlane.p99 / dataPlane.p50 / (nginx.p99 / nginx.p50);
   console.log(
-    `p99 × nginx = (nginx req/s ÷ gatehouse req/s) ${(nginx.rps / gatehouse.rps).toFixed(2)} × (spread ratio, p99/p50 against nginx's) ${spread.toFixed(2)}: ` +
+    `p99 × nginx ≈ (nginx req/s ÷ gatehouse req/s) ${(nginx.rps / dataPlane.rps).toFixed(2)} × (spread ratio, p99/p50 against nginx's) ${spread.toFixed(2)}: ` +
       `at nginx's spread, p99 ≤ 1.50× nginx needs ≥ ${(1 / 1.5).toFixed(2)}× its req/s`,
   );
   // each peer's own cost per request, which depends less than req/s on how busy the load side of the machine is
-  const cpu = peers.map((p) => cell(p).cpuUs);
+  const cpu = cells.map((c) => c.cpuUs);
   if (cpu.every(Number.isFinite)) {
     const gatehouse = cpu[2]!;
     console.log(
