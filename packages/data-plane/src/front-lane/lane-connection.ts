@@ -4,6 +4,7 @@ import { answerClientError } from '../proxy/client-errors';
 import { HTTPParser, methods, type RequestParser } from './llhttp';
 import { LaneRequest } from './lane-request';
 import { LaneResponse, type LaneOutput } from './lane-response';
+import { plainRequestHead } from './plain-request-head';
 import { isSimple, type Head } from './simple-head';
 import { inReadBuffer, kept, readIntoSharedBuffer, readThroughStream } from './shared-reads';
 
@@ -27,8 +28,8 @@ const READ_AHEAD = 64 * 1024;
 
 /**
  * One client connection on the front lane. Requests are taken one at a time: the bytes of a head are gathered up to
- * its blank line, parsed by llhttp, and a simple request is served; the next is read once its response has ended, so
- * pipelined requests are answered in order. A request the lane does not serve (a body, an upgrade, a parse error, a
+ * its blank line, read by the narrow path of `plainRequestHead` or else parsed by llhttp, and a simple request is
+ * served; the next is read once its response has ended, so pipelined requests are answered in order. A request the lane does not serve (a body, an upgrade, a parse error, a
  * head past the size limit) hands the connection to node:http at that request's first byte, with nothing in flight.
  */
 export class LaneConnection implements LaneOutput, DeferredWriter {
@@ -157,10 +158,15 @@ export class LaneConnection implements LaneOutput, DeferredWriter {
       return false;
     }
     const headLength = end + HEAD_END.length;
-    this.head = null;
-    const parsed = this.parser.execute(headLength === bytes.length ? bytes : bytes.subarray(0, headLength));
-    const head = this.head as Head | null;
-    if (typeof parsed !== 'number' || head === null || !head.complete || !isSimple(head)) return this.handOver(bytes);
+    // a plain head is read by the narrow path; any other by llhttp (which leaves its state at a message's start)
+    let head = headLength <= this.host.maxHeaderSize ? plainRequestHead(bytes, headLength) : null;
+    if (head === null) {
+      this.head = null;
+      const parsed = this.parser.execute(headLength === bytes.length ? bytes : bytes.subarray(0, headLength));
+      head = this.head as Head | null;
+      if (typeof parsed !== 'number' || head === null || !head.complete) return this.handOver(bytes);
+    }
+    if (!isSimple(head)) return this.handOver(bytes);
     this.buffered = headLength === bytes.length ? null : bytes.subarray(headLength);
     this.headStartedAt = -1;
     this.idleSince = -1;

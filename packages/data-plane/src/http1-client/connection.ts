@@ -2,9 +2,10 @@ import { connect, type Socket } from 'node:net';
 import { deferToIoEnd, type DeferredWriter } from '../io-end-writes';
 import type { UpstreamHandler } from '../proxy/response-relay';
 import { badUpgrade, bodyTimeout, connectTimeout, headersTimeout, invalidResponse, isConnectionLoss, otherSideClosed } from './errors';
-import { HTTPParser, type LlhttpParser, type OnHeadersComplete } from '@gatehouse/core';
 import type { Http1Request } from './request-head';
 import { framedBodyLength, keepAliveHint, STOP_AFTER_HEAD } from './response-framing';
+import { ResponseParser, type ResponseEvents } from './response-parser';
+import { simpleResponseHead } from './simple-response-head';
 import type { ConnectionOwner, ConnectionTarget } from './connection-owner';
 
 /** what every upstream connection of the process reads into (the most one read brings, as Node's own reads) */
@@ -13,15 +14,17 @@ const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 /**
  * One keep-alive HTTP/1.1 connection to an upstream, one exchange at a time: the request goes out in one write, the
  * response head is parsed by llhttp (Node's own parser, strict: a response with bad framing, both Content-Length and
- * Transfer-Encoding, or bad header syntax fails the exchange with a 502), a body framed by Content-Length is then read
- * by the connection itself and others by llhttp, and the response is handed to the handler as it comes. The
+ * Transfer-Encoding, or bad header syntax fails the exchange with a 502), or, when it is whole in the response's
+ * first read and plain, by the narrow path of `simpleResponseHead` (a subset of what llhttp takes, read alike), a
+ * body framed by Content-Length is then read by the connection itself and others by llhttp, and the response is
+ * handed to the handler as it comes. The
  * connection goes back to its pool only after a complete response that allows it, with nothing after it.
  */
-export class Http1Connection implements DeferredWriter {
+export class Http1Connection implements DeferredWriter, ResponseEvents {
   readonly socket: Socket;
   /** until when an idle connection may be taken again (ms since the epoch); the pool sets it */
   keepAliveUntil = 0;
-  private readonly parser: LlhttpParser;
+  private readonly parser: ResponseParser;
   private request: Http1Request | null = null;
   private handler: UpstreamHandler | null = null;
   private connected = false;
@@ -60,14 +63,7 @@ export class Http1Connection implements DeferredWriter {
     const socket = (this.socket = connect({ host, port: target.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000, onread }));
     this.timeoutMs = target.connectTimeout;
     socket.setTimeout(target.connectTimeout);
-    const parser = (this.parser = new HTTPParser());
-    parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
-    parser[HTTPParser.kOnMessageBegin] = () => this.messageBegins();
-    parser[HTTPParser.kOnHeaders] = (headers: string[]) => this.headerPart(headers);
-    parser[HTTPParser.kOnHeadersComplete] = ((_major, _minor, headers, _method, _url, status, _text, upgrade, keepAlive) =>
-      this.headersComplete(headers, status, upgrade, keepAlive)) satisfies OnHeadersComplete;
-    parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.body(chunk);
-    parser[HTTPParser.kOnMessageComplete] = () => this.messageComplete();
+    this.parser = new ResponseParser(this);
     socket.on('connect', () => {
       this.connected = true;
       this.setTimeout(this.request?.readTimeout ?? this.timeoutMs);
@@ -160,10 +156,20 @@ export class Http1Connection implements DeferredWriter {
       this.socket.destroy();
       return true;
     }
+    // the response's first bytes, llhttp untouched since the last response: a plain head is read by the narrow path
+    const simple = this.began ? null : simpleResponseHead(buffer, read);
     this.began = true;
     let at = 0;
-    if (this.bodyLeft === 0) {
-      const parsed = this.parser.execute(buffer.subarray(0, read));
+    if (simple !== null) {
+      at = simple.bodyStart;
+      this.headersComplete(simple.headers, simple.status, false, simple.keepAlive);
+      // no body: the response is whole with its head, and bytes after it are a message nothing asked for
+      if (this.bodyLeft === 0 && this.handler !== null && this.failure === null) {
+        if (at < read) this.unsolicited = true;
+        this.messageComplete();
+      }
+    } else if (this.bodyLeft === 0) {
+      const parsed = this.parser.llhttp.execute(buffer.subarray(0, read));
       if (typeof parsed !== 'number') this.failure ??= invalidResponse(parsed);
       else at = parsed;
     }
@@ -187,8 +193,7 @@ export class Http1Connection implements DeferredWriter {
     if (take > 0) this.body(Buffer.from(buffer.subarray(from, from + take)));
     if (this.bodyLeft > 0) return;
     if (from + take < to) this.unsolicited = true;
-    // llhttp stopped after the head as for an upgrade: it starts afresh for the next response
-    this.parser.initialize(HTTPParser.RESPONSE, {}, 0, HTTPParser.kLenientNone);
+    this.parser.restartIfStopped();
     this.messageComplete();
   }
 
@@ -201,19 +206,19 @@ export class Http1Connection implements DeferredWriter {
     else this.socket.destroy();
   }
 
-  private messageBegins(): number {
+  messageBegins(): number {
     if (this.handler === null) this.unsolicited = true;
     return 0;
   }
 
-  private headerPart(headers: string[]): void {
+  headerPart(headers: string[]): void {
     // after the head, parts are trailers: dropped, as the general client's relay drops them
     if (this.headed || this.handler === null) return;
     const parts = (this.parts ??= []);
     for (const item of headers) parts.push(item);
   }
 
-  private headersComplete(given: string[] | undefined, status: number, upgrade: boolean, keepAlive: boolean): number {
+  headersComplete(given: string[] | undefined, status: number, upgrade: boolean, keepAlive: boolean): number {
     const handler = this.handler;
     const headers = given ?? this.parts ?? [];
     this.parts = null;
@@ -239,14 +244,14 @@ export class Http1Connection implements DeferredWriter {
     return this.bodyLeft > 0 ? STOP_AFTER_HEAD : 0;
   }
 
-  private body(chunk: Buffer): void {
+  body(chunk: Buffer): void {
     const handler = this.handler;
     if (handler === null || this.failure !== null) return;
     // llhttp's binding hands each body chunk over as a copy: it does not lie in the read buffer the next read overwrites
     if (!handler.onData(chunk)) this.pause();
   }
 
-  private messageComplete(): number {
+  messageComplete(): number {
     // the head of a body read by the connection itself (framedBodyLength): the response completes with its last byte
     if (this.bodyLeft > 0) return 0;
     const handler = this.handler;
@@ -263,7 +268,7 @@ export class Http1Connection implements DeferredWriter {
   private ended(): void {
     // a response that runs to the end of the connection is complete now; any other is cut short
     if (this.handler !== null && this.headed && this.failure === null && this.bodyLeft === 0) {
-      this.parser.finish();
+      this.parser.llhttp.finish();
       this.completed = false;
     }
     this.socket.destroy();
@@ -275,7 +280,7 @@ export class Http1Connection implements DeferredWriter {
   }
 
   private closed(): void {
-    this.parser.close();
+    this.parser.llhttp.close();
     this.owner.gone(this);
     const handler = this.handler;
     const request = this.request;
