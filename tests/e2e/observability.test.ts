@@ -269,6 +269,7 @@ describe('control plane status listener with RBAC enforced', () => {
   let statusUrl: string;
   const token = 'observability-admin-token-0123456789';
   const statusRedisPrefix = uniqueRedisPrefix('e2e-status');
+  let statusDataDir: string | null = null;
 
   beforeAll(async () => {
     database = await createTestDatabase({ prefix: 'gh_e2e_status' });
@@ -286,7 +287,7 @@ describe('control plane status listener with RBAC enforced', () => {
         GATEHOUSE_STATUS_LISTEN: `127.0.0.1:${statusPort}`,
         GATEHOUSE_ENFORCE_RBAC: 'on',
         GATEHOUSE_ADMIN_TOKEN: token,
-        GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gh-e2e-status-')),
+        GATEHOUSE_DATA_DIR: (statusDataDir = mkdtempSync(join(tmpdir(), 'gh-e2e-status-'))),
       },
       /admin API listening/,
     );
@@ -297,6 +298,7 @@ describe('control plane status listener with RBAC enforced', () => {
       () => cp?.stop(),
       () => database?.drop(),
       () => deleteRedisPrefix('redis://127.0.0.1:6379', statusRedisPrefix),
+      () => statusDataDir !== null && rmSync(statusDataDir, { recursive: true, force: true }),
     );
   });
 

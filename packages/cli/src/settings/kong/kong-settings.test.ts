@@ -1,11 +1,22 @@
-import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSettings } from '../index';
 import { confPathOf, runCheckCommand, startRole } from './cli';
 import { applyKongSettings, convertKongValues, parseKongConf } from './index';
 import { kongEnvironment } from './sources';
+
+/** folders a test made, removed after it */
+const made: string[] = [];
+const tempDir = (prefix: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 const conf = (text: string) => parseKongConf(text, 'kong.conf');
 
@@ -27,7 +38,7 @@ describe('kong.conf parsing', () => {
 
 describe('KONG_* environment', () => {
   it('reads KONG_<NAME> and KONG_<NAME>_FILE (the Docker image convention)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kong-env-'));
+    const dir = tempDir('kong-env-');
     writeFileSync(join(dir, 'pw'), 's3cret\n');
     const values = kongEnvironment({ KONG_PG_HOST: 'db', KONG_PG_PASSWORD_FILE: join(dir, 'pw'), OTHER: 'x' });
     expect(values.get('pg_host')?.value).toBe('db');
@@ -69,7 +80,7 @@ describe('Kong names → Gatehouse settings', () => {
   });
 
   it('lets GATEHOUSE_* win over KONG_*, and KONG_* over the file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kong-conf-'));
+    const dir = tempDir('kong-conf-');
     const path = join(dir, 'kong.conf');
     writeFileSync(path, 'log_level = error\nadmin_listen = 127.0.0.1:9001\nproxy_listen = 127.0.0.1:9000\n');
     const { env } = applyKongSettings({ KONG_LOG_LEVEL: 'notice', GATEHOUSE_PROXY_LISTEN: '127.0.0.1:7000' }, path);
@@ -170,7 +181,7 @@ describe('command line', () => {
   });
 
   it('gatehouse check validates a kong.conf', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kong-check-'));
+    const dir = tempDir('kong-check-');
     const good = join(dir, 'good.conf');
     const bad = join(dir, 'bad.conf');
     writeFileSync(good, 'admin_listen = 127.0.0.1:8001\nanonymous_reports = off\n');
