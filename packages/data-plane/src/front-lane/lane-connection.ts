@@ -29,8 +29,9 @@ const READ_AHEAD = 64 * 1024;
 /**
  * One client connection on the front lane. Requests are taken one at a time: the bytes of a head are gathered up to
  * its blank line, read by the narrow path of `plainRequestHead` or else parsed by llhttp, and a simple request is
- * served; the next is read once its response has ended, so pipelined requests are answered in order. A request the lane does not serve (a body, an upgrade, a parse error, a
- * head past the size limit) hands the connection to node:http at that request's first byte, with nothing in flight.
+ * served; the next is read once its response has ended, so pipelined requests are answered in order. A request the
+ * lane does not serve (a body, an upgrade, a parse error, a head past the size limit) hands the connection to
+ * node:http at that request's first byte, with nothing in flight.
  */
 export class LaneConnection implements LaneOutput, DeferredWriter {
   /** when the current head's first byte came (or the connection opened); -1 when no head is awaited */

@@ -17,8 +17,8 @@ const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
  * Transfer-Encoding, or bad header syntax fails the exchange with a 502), or, when it is whole in the response's
  * first read and plain, by the narrow path of `simpleResponseHead` (a subset of what llhttp takes, read alike), a
  * body framed by Content-Length is then read by the connection itself and others by llhttp, and the response is
- * handed to the handler as it comes. The
- * connection goes back to its pool only after a complete response that allows it, with nothing after it.
+ * handed to the handler as it comes. The connection goes back to its pool only after a complete response that allows
+ * it, with nothing after it.
  */
 export class Http1Connection implements DeferredWriter, ResponseEvents {
   readonly socket: Socket;
