@@ -13,8 +13,9 @@ export interface ResponseEvents {
 }
 
 /**
- * llhttp (Node's binding, strict) reading responses for `events`. `stopped()` tells whether it stopped after a head
- * (STOP_AFTER_HEAD) since it last started afresh; `restart()` starts it afresh for the next response.
+ * llhttp (Node's binding, strict) reading responses for `events`. It remembers whether it stopped after a head
+ * (STOP_AFTER_HEAD), so that `restartIfStopped()` resets it only then: a response read by the narrow path
+ * (`simpleResponseHead`) never touched it, and needs no reset.
  */
 export class ResponseParser {
   readonly llhttp: LlhttpParser = new HTTPParser();
